@@ -1,0 +1,330 @@
+# VERSION defines the project version for the bundle.
+VERSION ?= 0.2.0
+# PREVIOUS_VERSION is the bundle that VERSION replaces in the catalog's upgrade graph.
+PREVIOUS_VERSION ?= 0.1.0
+
+# CHANNELS define the bundle channels used in the bundle.
+CHANNELS ?= alpha,stable
+ifneq ($(origin CHANNELS), undefined)
+BUNDLE_CHANNELS := --channels=$(CHANNELS)
+endif
+DEFAULT_CHANNEL ?= stable
+ifneq ($(origin DEFAULT_CHANNEL), undefined)
+BUNDLE_DEFAULT_CHANNEL := --default-channel=$(DEFAULT_CHANNEL)
+endif
+BUNDLE_METADATA_OPTS ?= $(BUNDLE_CHANNELS) $(BUNDLE_DEFAULT_CHANNEL)
+
+# IMAGE_TAG_BASE defines the registry namespace and part of the image name for remote images.
+IMAGE_TAG_BASE ?= ghcr.io/nsclaim/nsclaim-operator
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+BUNDLE_GEN_FLAGS ?= -q --overwrite --version $(VERSION) $(BUNDLE_METADATA_OPTS)
+USE_IMAGE_DIGESTS ?= false
+ifeq ($(USE_IMAGE_DIGESTS), true)
+	BUNDLE_GEN_FLAGS += --use-image-digests
+endif
+
+# Image URL to use all building/pushing image targets
+IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
+
+# Get the currently used golang install path (in GOPATH/bin, unless GOBIN is set)
+ifeq (,$(shell go env GOBIN))
+GOBIN=$(shell go env GOPATH)/bin
+else
+GOBIN=$(shell go env GOBIN)
+endif
+
+# CONTAINER_TOOL defines the container tool to be used for building images.
+CONTAINER_TOOL ?= docker
+
+# Setting SHELL to bash allows bash commands to be executed by recipes.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate WebhookConfiguration, ClusterRole and CustomResourceDefinition objects.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: controller-gen ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run go fmt against code.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet against code.
+	go vet ./...
+
+.PHONY: test
+test: manifests generate fmt vet test-unit test-local verify-bundle scorecard-local ## The whole test suite: unit and envtest suites, the e2e suite on a local cluster, bundle validation and scorecard.
+
+.PHONY: test-unit
+test-unit: control-plane ## Run unit tests and the envtest suites (real kube-apiserver and etcd).
+	KUBEBUILDER_ASSETS="$(KUBE_BIN)" go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
+
+.PHONY: test-local
+test-local: control-plane build ## Run the e2e suite against a local cluster (started, then stopped, here).
+	hack/test-local.sh
+
+# E2E on kind, for users with Docker: creates a kind cluster, builds and loads the image, deploys the
+# operator and runs the same e2e cases as test-local.
+KIND_CLUSTER ?= nsclaim-operator-test-e2e
+
+.PHONY: setup-test-e2e
+setup-test-e2e: kind ## Set up a Kind cluster for e2e tests if it does not exist
+	@case "$$($(KIND) get clusters)" in \
+		*"$(KIND_CLUSTER)"*) echo "Kind cluster '$(KIND_CLUSTER)' already exists. Skipping creation." ;; \
+		*) echo "Creating Kind cluster '$(KIND_CLUSTER)'..."; $(KIND) create cluster --name $(KIND_CLUSTER) ;; \
+	esac
+
+.PHONY: test-e2e
+test-e2e: setup-test-e2e docker-build kustomize ## Run the e2e suite on a Kind cluster (needs Docker).
+	$(KIND) load docker-image $(IMG) --name $(KIND_CLUSTER)
+	$(MAKE) deploy IMG=$(IMG)
+	$(KUBECTL) --context kind-$(KIND_CLUSTER) -n nsclaim-operator-system rollout status deploy/nsclaim-operator-controller-manager --timeout=3m
+	KUBECONFIG="$$($(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig && echo $(LOCALBIN)/kind.kubeconfig)" \
+		NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system go test ./test/e2e/ -v -count=1 -timeout 30m
+	$(MAKE) cleanup-test-e2e
+
+.PHONY: cleanup-test-e2e
+cleanup-test-e2e: kind ## Tear down the Kind cluster used for e2e tests
+	@$(KIND) delete cluster --name $(KIND_CLUSTER)
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint linter
+	$(GOLANGCI_LINT) run
+
+.PHONY: lint-fix
+lint-fix: golangci-lint ## Run golangci-lint linter and perform fixes
+	$(GOLANGCI_LINT) run --fix
+
+.PHONY: lint-config
+lint-config: golangci-lint ## Verify golangci-lint linter configuration
+	$(GOLANGCI_LINT) config verify
+
+.PHONY: verify
+verify: manifests generate fmt bundle ## Regenerate code, manifests and bundle; fail if anything changed.
+	@if [ -n "$$(git status --porcelain -- api config bundle bundle.Dockerfile internal cmd)" ]; then \
+		echo "Generated files are out of date; run 'make manifests generate bundle' and commit:"; \
+		git status --porcelain -- api config bundle bundle.Dockerfile internal cmd; git --no-pager diff --stat; exit 1; fi
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build manager binary.
+	go build -o bin/manager cmd/main.go
+
+.PHONY: run
+run: manifests generate fmt vet ## Run a controller from your host against the cluster in KUBECONFIG.
+	go run ./cmd/main.go
+
+.PHONY: docker-build
+docker-build: ## Build docker image with the manager.
+	$(CONTAINER_TOOL) build -t ${IMG} .
+
+.PHONY: docker-push
+docker-push: ## Push docker image with the manager.
+	$(CONTAINER_TOOL) push ${IMG}
+
+.PHONY: build-installer
+build-installer: manifests generate kustomize ## Generate a consolidated YAML with CRDs and deployment.
+	mkdir -p dist
+	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
+	$(KUSTOMIZE) build config/default > dist/install.yaml
+
+##@ Local cluster (etcd, kube-apiserver, kube-controller-manager as processes; no container engine needed)
+
+# LOCAL_CLUSTER_DIR holds the PKI, data, logs and PIDs; ports are set by the variables of
+# hack/local-cluster.sh (APISERVER_PORT, ETCD_CLIENT_PORT, ETCD_PEER_PORT, CONTROLLER_MANAGER_PORT).
+LOCAL_CLUSTER_DIR ?= $(CURDIR)/tmp/local-cluster
+export LOCAL_CLUSTER_DIR
+export KUBE_BIN_DIR = $(KUBE_BIN)
+
+.PHONY: local-up
+local-up: control-plane build kustomize ## Start a local cluster, install CRDs and RBAC, run the operator under its own identity, apply the samples and wait for the sample claim to be Ready.
+	hack/local-up.sh
+
+.PHONY: local-down
+local-down: ## Stop the operator and the local cluster started by local-up (by saved PID).
+	hack/local-operator.sh stop
+	hack/local-cluster.sh down
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize ## Install CRDs into the K8s cluster specified in ~/.kube/config.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified in ~/.kube/config.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Undeploy controller from the K8s cluster specified in ~/.kube/config.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ Dependencies
+# Every tool is built from its Go module at a pinned version into ./bin, named by version, so a second
+# run reuses it and a version bump builds the new one. Nothing is downloaded from a release page.
+
+LOCALBIN ?= $(CURDIR)/bin
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+## Tool Versions
+KUSTOMIZE_VERSION ?= v5.8.2
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+KIND_VERSION ?= v0.33.0
+OPERATOR_SDK_VERSION ?= v1.42.2
+OPM_VERSION ?= v1.73.0
+OLM_VERSION ?= v0.46.0
+# KUBE_VERSION is the control plane (etcd, kube-apiserver, kube-controller-manager, kubectl) built
+# from hack/kube and hack/etcd for envtest and the local cluster. Bumping it means regenerating
+# hack/kube/go.mod with hack/kube/gen-gomod.sh.
+KUBE_VERSION ?= 1.37.1
+
+## Tool Binaries
+KUBE_BIN ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)-linux-amd64
+KUBECTL ?= $(KUBE_BIN)/kubectl
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+KIND ?= $(LOCALBIN)/kind
+OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk
+SCORECARD_TEST ?= $(LOCALBIN)/scorecard-test
+OPM ?= $(LOCALBIN)/opm
+
+.PHONY: control-plane
+control-plane: $(KUBE_BIN)/kube-apiserver ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (once per version).
+$(KUBE_BIN)/kube-apiserver:
+	hack/build-control-plane.sh $(KUBE_BIN) v$(KUBE_VERSION)
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Download kustomize locally if necessary.
+$(KUSTOMIZE): $(LOCALBIN)
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Download controller-gen locally if necessary.
+$(CONTROLLER_GEN): $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Download golangci-lint locally if necessary.
+$(GOLANGCI_LINT): $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: kind
+kind: $(KIND) ## Build kind locally if necessary.
+$(KIND): $(LOCALBIN)
+	$(call go-install-tool,$(KIND),sigs.k8s.io/kind,$(KIND_VERSION))
+
+# go-install-tool will 'go install' any package with custom target and name of binary, if it doesn't exist
+# $1 - target path with name of binary
+# $2 - package url which can be installed
+# $3 - specific version of package
+define go-install-tool
+@[ -f "$(1)-$(3)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(1)-$(3)" ] || { \
+set -e; \
+package=$(2)@$(3) ;\
+echo "Building $${package} from source" ;\
+rm -f $(1) ;\
+GOBIN=$(LOCALBIN) go install $${package} ;\
+mv $(1) $(1)-$(3) ;\
+} ;\
+ln -sf $$(realpath $(1)-$(3)) $(1)
+endef
+
+# go-build-wrapped-tool builds a tool pinned in a wrapper module under hack/tools (the module proxy
+# refuses version listings of operator-framework modules, so `go install mod@version` cannot be used).
+# $1 - target path with name of binary
+# $2 - wrapper module directory
+# $3 - package
+# $4 - version (for the file name)
+# $5 - extra go build flags
+define go-build-wrapped-tool
+@[ -f "$(1)-$(4)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(1)-$(4)" ] || { \
+set -e; \
+echo "Building $(3)@$(4) from source" ;\
+rm -f $(1) ;\
+cd $(2) && go build $(5) -o $(1)-$(4) $(3) ;\
+} ;\
+ln -sf $$(realpath $(1)-$(4)) $(1)
+endef
+
+.PHONY: operator-sdk
+operator-sdk: $(OPERATOR_SDK) ## Build operator-sdk locally if necessary.
+$(OPERATOR_SDK): $(LOCALBIN) hack/tools/operator-sdk/go.mod
+	$(call go-build-wrapped-tool,$(OPERATOR_SDK),hack/tools/operator-sdk,github.com/operator-framework/operator-sdk/cmd/operator-sdk,$(OPERATOR_SDK_VERSION),$(OPERATOR_SDK_BUILD_FLAGS))
+
+.PHONY: scorecard-test
+scorecard-test: $(SCORECARD_TEST) ## Build operator-sdk's scorecard test program locally if necessary.
+$(SCORECARD_TEST): $(LOCALBIN) hack/tools/operator-sdk/go.mod
+	$(call go-build-wrapped-tool,$(SCORECARD_TEST),hack/tools/operator-sdk,github.com/operator-framework/operator-sdk/images/scorecard-test,$(OPERATOR_SDK_VERSION),$(OPERATOR_SDK_BUILD_FLAGS))
+
+.PHONY: opm
+opm: $(OPM) ## Build opm locally if necessary.
+$(OPM): $(LOCALBIN) hack/tools/opm/go.mod
+	$(call go-build-wrapped-tool,$(OPM),hack/tools/opm,github.com/operator-framework/operator-registry/cmd/opm,$(OPM_VERSION),$(OPM_BUILD_FLAGS))
+
+##@ Bundle
+
+.PHONY: bundle
+bundle: manifests kustomize operator-sdk ## Generate bundle manifests and metadata, then validate generated files.
+	$(OPERATOR_SDK) generate kustomize manifests -q --interactive=false
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle $(BUNDLE_GEN_FLAGS)
+	$(OPERATOR_SDK) bundle validate ./bundle
+
+.PHONY: verify-bundle
+verify-bundle: operator-sdk ## Validate the bundle with the operatorframework suite.
+	$(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework
+
+.PHONY: scorecard-local
+scorecard-local: scorecard-test ## Run the scorecard's basic and OLM checks against ./bundle without a cluster.
+	hack/scorecard-local.sh $(SCORECARD_TEST)
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image.
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image.
+	$(MAKE) docker-push IMG=$(BUNDLE_IMG)
+
+# A comma-separated list of bundle images (e.g. make catalog-build BUNDLE_IMGS=example.com/operator-bundle:v0.1.0,example.com/operator-bundle:v0.2.0).
+BUNDLE_IMGS ?= $(BUNDLE_IMG)
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
+ifneq ($(origin CATALOG_BASE_IMG), undefined)
+FROM_INDEX_OPT := --from-index $(CATALOG_BASE_IMG)
+endif
+
+.PHONY: catalog-build
+catalog-build: opm ## Build a catalog image.
+	$(OPM) index add --container-tool $(CONTAINER_TOOL) --mode semver --tag $(CATALOG_IMG) --bundles $(BUNDLE_IMGS) $(FROM_INDEX_OPT)
+
+.PHONY: catalog-push
+catalog-push: ## Push a catalog image.
+	$(MAKE) docker-push IMG=$(CATALOG_IMG)

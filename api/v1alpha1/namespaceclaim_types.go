@@ -1,0 +1,131 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NamespaceClaimSpec is what a pipeline asks for.
+// +kubebuilder:validation:XValidation:rule="has(self.className) == has(oldSelf.className) && (!has(self.className) || self.className == oldSelf.className)",message="className is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.namespaceName) == has(oldSelf.namespaceName) && (!has(self.namespaceName) || self.namespaceName == oldSelf.namespaceName)",message="namespaceName is immutable"
+type NamespaceClaimSpec struct {
+	// className names the NamespaceClass to use; unset means the default class. Immutable.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClassName string `json:"className,omitempty"`
+
+	// namespaceName is the wanted namespace name, put after the class's prefix. Unset means one
+	// derived from the claim's namespace and name. Immutable.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespaceName must be a DNS-1123 label: lower case letters, digits and '-', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('kube-') && !(self in ['default', 'kube-system', 'kube-public', 'kube-node-lease'])",message="namespaceName must not be a system namespace or start with kube-"
+	NamespaceName string `json:"namespaceName,omitempty"`
+
+	// ttl is how long the namespace lives, counted from the claim's creation; unset means the class's
+	// defaultTTL. It may be raised (up to the class's maxTTL) before the claim expires.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="ttl must be between 1m and 8760h"
+	TTL *metav1.Duration `json:"ttl,omitempty"`
+
+	// labels are added to the namespace; the class must allow each key.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('tenancy.nsclaim.dev/') && !k.startsWith('pod-security.kubernetes.io/') && !k.startsWith('kubernetes.io/'))",message="labels must not use the reserved prefixes tenancy.nsclaim.dev/, pod-security.kubernetes.io/ and kubernetes.io/"
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// NamespaceClaimStatus is what the operator observed and did.
+type NamespaceClaimStatus struct {
+	// observedGeneration is the generation last fully reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready summarises NamespaceReady, CredentialsReady and PermissionsVerified;
+	// Expired is set once the TTL has passed.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// className is the class in use (the default class when the spec names none).
+	// +optional
+	ClassName string `json:"className,omitempty"`
+
+	// namespace is the name of the namespace provisioned for this claim.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// credentialsSecretName is the Secret, next to the claim, holding kubeconfig, token, ca.crt and
+	// namespace.
+	// +optional
+	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
+
+	// expiresAt is when the namespace will be deleted.
+	// +optional
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+
+	// tokenExpiresAt is when the current token expires; a new one is issued before then.
+	// +optional
+	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=nsc;nsclaim,categories=nsclaim
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1123 label of at most 63 characters"
+// +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.status.namespace`
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.className`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.status.expiresAt`
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +operator-sdk:csv:customresourcedefinitions:displayName="Namespace Claim",resources={{Namespace,v1},{Secret,v1},{ServiceAccount,v1},{RoleBinding,v1}}
+
+// NamespaceClaim asks for a namespace of a NamespaceClass and receives credentials that work there only.
+type NamespaceClaim struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what the pipeline asks for.
+	// +optional
+	Spec NamespaceClaimSpec `json:"spec,omitempty"`
+
+	// status is what the operator did.
+	// +optional
+	Status NamespaceClaimStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// NamespaceClaimList contains a list of NamespaceClaim.
+type NamespaceClaimList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NamespaceClaim `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NamespaceClaim{}, &NamespaceClaimList{})
+}

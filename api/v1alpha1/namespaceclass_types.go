@@ -1,0 +1,246 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NetworkPolicyPreset names a NetworkPolicy that a class installs in each namespace.
+// +kubebuilder:validation:Enum=None;DenyFromOtherNamespaces
+type NetworkPolicyPreset string
+
+const (
+	// NetworkPolicyNone installs no NetworkPolicy.
+	NetworkPolicyNone NetworkPolicyPreset = "None"
+	// NetworkPolicyDenyFromOtherNamespaces admits ingress only from Pods of the same namespace.
+	NetworkPolicyDenyFromOtherNamespaces NetworkPolicyPreset = "DenyFromOtherNamespaces"
+)
+
+// PodSecurityLevel is a Pod Security Admission level.
+// +kubebuilder:validation:Enum=privileged;baseline;restricted
+type PodSecurityLevel string
+
+const (
+	// PodSecurityPrivileged is the unrestricted Pod Security level.
+	PodSecurityPrivileged PodSecurityLevel = "privileged"
+	// PodSecurityBaseline prevents known privilege escalations.
+	PodSecurityBaseline PodSecurityLevel = "baseline"
+	// PodSecurityRestricted enforces current Pod hardening best practice.
+	PodSecurityRestricted PodSecurityLevel = "restricted"
+)
+
+// NamespaceClassSpec defines what a namespace of this class looks like, how long it lives, and who may
+// ask for one.
+// +kubebuilder:validation:XValidation:rule="!has(self.lifetime) || !has(self.lifetime.defaultTTL) || !has(self.lifetime.maxTTL) || duration(self.lifetime.defaultTTL) <= duration(self.lifetime.maxTTL)",message="lifetime.defaultTTL must not exceed lifetime.maxTTL"
+// +kubebuilder:validation:XValidation:rule="!has(self.credentials) || !has(self.credentials.tokenTTL) || !has(self.credentials.renewBefore) || duration(self.credentials.renewBefore) < duration(self.credentials.tokenTTL)",message="credentials.renewBefore must be shorter than credentials.tokenTTL"
+type NamespaceClassSpec struct {
+	// default marks this class as the one used by claims that name no class. At most one class
+	// should be the default; when several are, claims without a class are refused.
+	// +optional
+	Default bool `json:"default,omitempty"`
+
+	// clusterRole is the ClusterRole bound to the claim's identity inside its namespace. The operator
+	// must hold `bind` on it (it ships with bind on edit, view and admin; see docs/security.md).
+	// +optional
+	// +kubebuilder:default=edit
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClusterRole string `json:"clusterRole,omitempty"`
+
+	// extraRoleBindings are further RoleBindings created in each namespace, for example a team group
+	// with `view`.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	ExtraRoleBindings []ExtraRoleBinding `json:"extraRoleBindings,omitempty"`
+
+	// resourceQuota, when set, becomes a ResourceQuota named nsclaim-quota in each namespace.
+	// +optional
+	ResourceQuota *corev1.ResourceQuotaSpec `json:"resourceQuota,omitempty"`
+
+	// limitRange, when set, becomes a LimitRange named nsclaim-limits in each namespace.
+	// +optional
+	LimitRange *corev1.LimitRangeSpec `json:"limitRange,omitempty"`
+
+	// networkPolicy selects a NetworkPolicy preset installed in each namespace.
+	// +optional
+	// +kubebuilder:default=None
+	NetworkPolicy NetworkPolicyPreset `json:"networkPolicy,omitempty"`
+
+	// podSecurity is the Pod Security Admission level enforced (and warned and audited) in each
+	// namespace.
+	// +optional
+	// +kubebuilder:default=baseline
+	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
+
+	// namespaceLabels are added to each namespace. Keys of nsclaim and of Pod Security Admission are
+	// reserved.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('tenancy.nsclaim.dev/') && !k.startsWith('pod-security.kubernetes.io/'))",message="namespaceLabels must not use the reserved prefixes tenancy.nsclaim.dev/ and pod-security.kubernetes.io/"
+	NamespaceLabels map[string]string `json:"namespaceLabels,omitempty"`
+
+	// namespaceAnnotations are added to each namespace. Keys of nsclaim are reserved.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('tenancy.nsclaim.dev/'))",message="namespaceAnnotations must not use the reserved prefix tenancy.nsclaim.dev/"
+	NamespaceAnnotations map[string]string `json:"namespaceAnnotations,omitempty"`
+
+	// allowedClaimLabels lists the label keys a claim may add to its namespace.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=317
+	AllowedClaimLabels []string `json:"allowedClaimLabels,omitempty"`
+
+	// naming controls how namespace names are derived.
+	// +optional
+	Naming NamingSpec `json:"naming,omitempty"`
+
+	// lifetime bounds how long a namespace lives.
+	// +optional
+	Lifetime LifetimeSpec `json:"lifetime,omitempty"`
+
+	// credentials controls the tokens handed to the claim.
+	// +optional
+	Credentials CredentialsSpec `json:"credentials,omitempty"`
+
+	// access limits who may use this class.
+	// +optional
+	Access AccessSpec `json:"access,omitempty"`
+}
+
+// ExtraRoleBinding is a RoleBinding that a class adds to each namespace.
+type ExtraRoleBinding struct {
+	// name is the RoleBinding's name, prefixed with `nsclaim-` in the namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// clusterRole is the ClusterRole bound. The operator must hold `bind` on it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClusterRole string `json:"clusterRole"`
+
+	// subjects receive the role in the namespace.
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Subjects []rbacv1.Subject `json:"subjects"`
+}
+
+// NamingSpec controls how a claim's namespace name is derived.
+type NamingSpec struct {
+	// prefix is put in front of every namespace name of this class, for example `ci-`.
+	// +optional
+	// +kubebuilder:validation:MaxLength=30
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*)?$`
+	Prefix string `json:"prefix,omitempty"`
+}
+
+// LifetimeSpec bounds how long a namespace of a class lives.
+type LifetimeSpec struct {
+	// defaultTTL is the lifetime of a namespace whose claim names none.
+	// +optional
+	// +kubebuilder:default="24h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="lifetime.defaultTTL must be at least 1m"
+	DefaultTTL *metav1.Duration `json:"defaultTTL,omitempty"`
+
+	// maxTTL is the longest lifetime a claim may ask for.
+	// +optional
+	// +kubebuilder:default="168h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="lifetime.maxTTL must be at least 1m"
+	MaxTTL *metav1.Duration `json:"maxTTL,omitempty"`
+}
+
+// CredentialsSpec controls the lifetime of issued tokens.
+type CredentialsSpec struct {
+	// tokenTTL is the lifetime requested for each token (the TokenRequest API's minimum is 10m).
+	// +optional
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10m') && duration(self) <= duration('48h')",message="credentials.tokenTTL must be between 10m and 48h"
+	TokenTTL *metav1.Duration `json:"tokenTTL,omitempty"`
+
+	// renewBefore is how long before a token expires a new one is issued.
+	// +optional
+	// +kubebuilder:default="20m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="credentials.renewBefore must be at least 1m"
+	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+}
+
+// AccessSpec limits who may use a class.
+type AccessSpec struct {
+	// requesterNamespaceSelector selects the namespaces whose claims may use this class. Unset means
+	// every namespace; an empty selector also matches every namespace.
+	// +optional
+	RequesterNamespaceSelector *metav1.LabelSelector `json:"requesterNamespaceSelector,omitempty"`
+
+	// maxClaimsPerNamespace caps the active claims of this class in one requester namespace. Zero
+	// means no cap.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	MaxClaimsPerNamespace int32 `json:"maxClaimsPerNamespace,omitempty"`
+}
+
+// NamespaceClassStatus is empty for now; a class is configuration only.
+type NamespaceClassStatus struct{}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=nscls,categories=nsclaim
+// +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`
+// +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.spec.clusterRole`
+// +kubebuilder:printcolumn:name="Max TTL",type=string,JSONPath=`.spec.lifetime.maxTTL`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +operator-sdk:csv:customresourcedefinitions:displayName="Namespace Class",resources={{Namespace,v1},{ServiceAccount,v1},{RoleBinding,v1},{Role,v1},{ResourceQuota,v1},{LimitRange,v1},{NetworkPolicy,v1}}
+
+// NamespaceClass is an admin-defined template for namespaces that NamespaceClaims ask for.
+type NamespaceClass struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec defines the class.
+	// +required
+	Spec NamespaceClassSpec `json:"spec"`
+
+	// status is reserved.
+	// +optional
+	Status NamespaceClassStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// NamespaceClassList contains a list of NamespaceClass.
+type NamespaceClassList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NamespaceClass `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NamespaceClass{}, &NamespaceClassList{})
+}

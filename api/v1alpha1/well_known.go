@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Well-known names shared by the API, the operator and the admission fence.
+const (
+	// ClaimFinalizer holds a claim until its namespace is deleted: a namespaced claim cannot own a
+	// cluster-scoped Namespace through an owner reference.
+	ClaimFinalizer = "tenancy.nsclaim.dev/namespace"
+
+	// ManagedByLabel marks every object the operator creates; its value is ManagedByValue. Caches and
+	// the admission fence select on it.
+	ManagedByLabel = "tenancy.nsclaim.dev/managed-by"
+	// ManagedByValue is the value of ManagedByLabel.
+	ManagedByValue = "nsclaim"
+
+	// ClaimUIDLabel carries the UID of the claim that owns a namespace and its children.
+	ClaimUIDLabel = "tenancy.nsclaim.dev/claim-uid"
+	// ClaimNamespaceLabel carries the namespace of the owning claim.
+	ClaimNamespaceLabel = "tenancy.nsclaim.dev/claim-namespace"
+	// ClaimNameAnnotation carries the name of the owning claim.
+	ClaimNameAnnotation = "tenancy.nsclaim.dev/claim-name"
+	// ClassLabel carries the class a namespace was made from.
+	ClassLabel = "tenancy.nsclaim.dev/class"
+
+	// TokenExpiresAtAnnotation on a credentials Secret records when its token expires (RFC 3339).
+	TokenExpiresAtAnnotation = "tenancy.nsclaim.dev/token-expires-at"
+	// ServiceAccountUIDAnnotation on a credentials Secret records the UID of the ServiceAccount the
+	// token was issued for; a recreated ServiceAccount invalidates the token.
+	ServiceAccountUIDAnnotation = "tenancy.nsclaim.dev/serviceaccount-uid"
+
+	// TenantServiceAccountName is the ServiceAccount in each namespace whose tokens are handed out.
+	TenantServiceAccountName = "nsclaim-tenant"
+)
+
+// Condition types of a NamespaceClaim.
+const (
+	// ReadyCondition summarises the others: True when the namespace, credentials and permission
+	// self-test are all good.
+	ReadyCondition = "Ready"
+	// NamespaceReadyCondition reports the namespace and the objects inside it.
+	NamespaceReadyCondition = "NamespaceReady"
+	// CredentialsReadyCondition reports the credentials Secret and its token.
+	CredentialsReadyCondition = "CredentialsReady"
+	// PermissionsVerifiedCondition reports the SubjectAccessReview self-test of the issued identity.
+	PermissionsVerifiedCondition = "PermissionsVerified"
+	// ExpiredCondition is True once the claim's TTL has passed and its namespace was deleted.
+	ExpiredCondition = "Expired"
+)
+
+// Condition reasons of a NamespaceClaim.
+const (
+	// ProvisionedReason: the namespace and everything in it match the class.
+	ProvisionedReason = "Provisioned"
+	// ProvisioningReason: work is in progress.
+	ProvisioningReason = "Provisioning"
+	// IssuedReason: a valid token is in the credentials Secret.
+	IssuedReason = "Issued"
+	// VerifiedReason: the self-test passed.
+	VerifiedReason = "Verified"
+	// PendingReason: a step waits for an earlier one.
+	PendingReason = "Pending"
+
+	// ClassNotFoundReason: spec.className names no NamespaceClass, or there is no default class.
+	ClassNotFoundReason = "ClassNotFound"
+	// AmbiguousDefaultClassReason: more than one class is marked default.
+	AmbiguousDefaultClassReason = "AmbiguousDefaultClass"
+	// ClassNotAllowedReason: the class's requesterNamespaceSelector does not select the claim's namespace.
+	ClassNotAllowedReason = "ClassNotAllowed"
+	// ClaimLimitExceededReason: the requester namespace already has maxClaimsPerNamespace active claims.
+	ClaimLimitExceededReason = "ClaimLimitExceeded"
+	// TTLExceedsMaximumReason: spec.ttl is above the class's lifetime.maxTTL.
+	TTLExceedsMaximumReason = "TTLExceedsMaximum"
+	// LabelNotAllowedReason: spec.labels has a key the class does not allow.
+	LabelNotAllowedReason = "LabelNotAllowed"
+	// NamespaceConflictReason: a namespace of that name exists and was not made by nsclaim for this claim.
+	NamespaceConflictReason = "NamespaceConflict"
+	// NamespaceTakenReason: another claim holds that namespace.
+	NamespaceTakenReason = "NamespaceTaken"
+	// SecretConflictReason: a Secret with the credentials Secret's name exists and is not ours.
+	SecretConflictReason = "SecretConflict"
+	// MissingPermissionsReason: the issued identity lacks a permission the class grants.
+	MissingPermissionsReason = "MissingPermissions"
+	// ExcessPermissionsReason: the issued identity can do something outside its namespace.
+	ExcessPermissionsReason = "ExcessPermissions"
+	// ExpiredReason: the TTL passed; the namespace is deleted.
+	ExpiredReason = "Expired"
+	// NamespaceTerminatingReason: the namespace is being deleted; the message lists what blocks it.
+	NamespaceTerminatingReason = "NamespaceTerminating"
+	// ReleasedReason: the tenant deleted its namespace; the claim is deleted next.
+	ReleasedReason = "Released"
+	// InternalErrorReason: an API call failed; details are in the operator's log.
+	InternalErrorReason = "InternalError"
+)

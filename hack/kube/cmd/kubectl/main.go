@@ -1,0 +1,15 @@
+// Command kubectl is the upstream kubectl, built from its Go module.
+package main
+
+import (
+	"k8s.io/component-base/cli"
+	"k8s.io/kubectl/pkg/cmd"
+	"k8s.io/kubectl/pkg/cmd/util"
+)
+
+func main() {
+	command := cmd.NewDefaultKubectlCommand()
+	if err := cli.RunNoErrOutput(command); err != nil {
+		util.CheckErr(err)
+	}
+}

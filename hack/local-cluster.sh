@@ -1,0 +1,596 @@
+#!/usr/bin/env bash
+# Runs a real local Kubernetes control plane (etcd + kube-apiserver + kube-controller-manager) as
+# plain processes on 127.0.0.1, for development and for tests that need more than envtest offers
+# (garbage collection, namespace finalisation, token controller). There is no scheduler and no
+# kubelet: Pods stay Pending.
+#
+# Usage: hack/local-cluster.sh SUBCOMMAND
+#   up                       start the cluster (idempotent; reuses PKI and etcd data of a previous run)
+#   down                     stop the processes recorded under $STATE/pids (exit 0 if none run)
+#   status                   print each component's state; exit 0 only if all three are healthy
+#   reset                    down, then delete the state directory
+#   env                      print export lines for eval: eval "$(hack/local-cluster.sh env)"
+#   sa-kubeconfig NS SA [DURATION]
+#                            print a kubeconfig for ServiceAccount NS/SA (TokenRequest, default 24h)
+#
+# Configuration (environment variables, with defaults):
+#   LOCAL_CLUSTER_DIR        <repo>/tmp/local-cluster   state: pki, etcd data, logs, pids, kubeconfigs
+#   KUBE_BIN_DIR             <repo>/bin/k8s/1.37.1-linux-amd64 (built by hack/build-control-plane.sh)
+#   ETCD_CLIENT_PORT         22379
+#   ETCD_PEER_PORT           22380
+#   APISERVER_PORT           26443
+#   CONTROLLER_MANAGER_PORT  20257
+#   SERVICE_CIDR             10.96.0.0/16 (IPv4 only)
+#   LOCAL_CLUSTER_TIMEOUT    120 (seconds to wait for readiness in `up`)
+#   ETCD_EXTRA_ARGS, APISERVER_EXTRA_ARGS, CONTROLLER_MANAGER_EXTRA_ARGS
+#                            extra flags appended to each command line (split on whitespace)
+#
+# Layout of the state directory:
+#   pki/        CA, apiserver serving cert, admin and controller-manager client certs, SA key pair
+#   etcd/       etcd data directory
+#   logs/       <component>.log (the previous run's log is kept as <component>.log.prev)
+#   pids/       <component>.pid
+#   kubeconfig  admin kubeconfig (CN=nsclaim-admin, O=system:masters)
+#   controller-manager.kubeconfig
+#   kubecache/  KUBECACHEDIR for kubectl
+set -euo pipefail
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+STATE=$(realpath -m "${LOCAL_CLUSTER_DIR:-$REPO_ROOT/tmp/local-cluster}")
+KUBE_BIN_DIR=$(realpath -m "${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}")
+ETCD_CLIENT_PORT=${ETCD_CLIENT_PORT:-22379}
+ETCD_PEER_PORT=${ETCD_PEER_PORT:-22380}
+APISERVER_PORT=${APISERVER_PORT:-26443}
+CONTROLLER_MANAGER_PORT=${CONTROLLER_MANAGER_PORT:-20257}
+SERVICE_CIDR=${SERVICE_CIDR:-10.96.0.0/16}
+LOCAL_CLUSTER_TIMEOUT=${LOCAL_CLUSTER_TIMEOUT:-120}
+
+PKI=$STATE/pki
+LOGS=$STATE/logs
+PIDS=$STATE/pids
+KUBECONFIG_ADMIN=$STATE/kubeconfig
+KUBECONFIG_CM=$STATE/controller-manager.kubeconfig
+KUBECTL=$KUBE_BIN_DIR/kubectl
+SERVER_URL=https://127.0.0.1:$APISERVER_PORT
+ETCD_URL=http://127.0.0.1:$ETCD_CLIENT_PORT
+ETCD_PEER_URL=http://127.0.0.1:$ETCD_PEER_PORT
+CM_URL=https://127.0.0.1:$CONTROLLER_MANAGER_PORT
+
+# Components in start order; `down` stops them in reverse order.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager)
+
+# Names of the components started by this invocation of `up`; the EXIT trap stops them if `up` fails.
+STARTED=()
+
+log() { echo "local-cluster: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+usage() {
+  sed -n '7,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+# kubectl from KUBE_BIN_DIR (the machine's /usr/bin/kubectl is too old), with the admin kubeconfig and a
+# cache directory inside the state dir.
+kubectl_admin() {
+  KUBECACHEDIR=$STATE/kubecache "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" "$@"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Processes
+# ---------------------------------------------------------------------------------------------------
+
+# pid_of NAME: print the PID recorded for NAME (nothing if there is no pid file).
+pid_of() {
+  local f=$PIDS/$1.pid
+  if [[ -s $f ]]; then tr -dc '0-9' <"$f"; fi
+}
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+  local pid=$1 state
+  [[ -n $pid && -r /proc/$pid/stat ]] || return 1
+  state=$(sed -E 's/^.*\) ([A-Za-z]).*$/\1/' "/proc/$pid/stat" 2>/dev/null) || return 1
+  [[ -n $state && $state != Z ]]
+}
+
+# ours NAME PID: PID runs the binary NAME (argv[0] ends in /NAME) and its command line names this state
+# directory, so a recycled PID or another cluster's process is never touched.
+ours() {
+  local name=$1 pid=$2 args=()
+  mapfile -d '' -t args 2>/dev/null <"/proc/$pid/cmdline" || return 1
+  ((${#args[@]} > 0)) || return 1
+  [[ ${args[0]##*/} == "$name" ]] || return 1
+  [[ "${args[*]}" == *"$STATE/"* ]]
+}
+
+# running NAME: NAME's recorded PID is alive and ours.
+running() {
+  local pid
+  pid=$(pid_of "$1")
+  [[ -n $pid ]] && alive "$pid" && ours "$1" "$pid"
+}
+
+# stop NAME: SIGTERM the recorded process, wait up to 15 s, then SIGKILL; remove the pid file.
+stop() {
+  local name=$1 pid i
+  pid=$(pid_of "$name")
+  if [[ -z $pid ]]; then
+    rm -f "$PIDS/$name.pid"
+    return 0
+  fi
+  if ! alive "$pid"; then
+    log "$name (pid $pid) is not running"
+  elif ! ours "$name" "$pid"; then
+    log "warning: pid $pid no longer belongs to $name of $STATE; not killing it"
+  else
+    log "stopping $name (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 150; i++)); do
+      alive "$pid" || break
+      sleep 0.1
+    done
+    if alive "$pid"; then
+      log "$name (pid $pid) did not exit within 15s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      for ((i = 0; i < 50; i++)); do
+        alive "$pid" || break
+        sleep 0.1
+      done
+    fi
+    # Reap it if it is a child of this shell (a failed `up`), so it does not linger as a zombie.
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -f "$PIDS/$name.pid"
+}
+
+stop_all() {
+  local i
+  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
+    stop "${COMPONENTS[i]}"
+  done
+}
+
+# start NAME ARGS...: start $KUBE_BIN_DIR/NAME in its own session, output to logs/NAME.log, PID to
+# pids/NAME.pid. In a non-interactive shell the background child is not a process-group leader, so
+# setsid does not fork again and $! is the PID of the binary itself. fd 9 (the state lock) is closed
+# for the child so a running cluster does not hold the lock.
+start() {
+  local name=$1
+  shift
+  if [[ -f $LOGS/$name.log ]]; then mv -f "$LOGS/$name.log" "$LOGS/$name.log.prev"; fi
+  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $KUBE_BIN_DIR/$name $*" >"$LOGS/$name.log"
+  setsid "$KUBE_BIN_DIR/$name" "$@" </dev/null >>"$LOGS/$name.log" 2>&1 9>&- &
+  local pid=$!
+  STARTED+=("$name")
+  echo "$pid" >"$PIDS/$name.pid"
+  log "started $name (pid $pid, log $LOGS/$name.log)"
+}
+
+# port_in_use PORT: something accepts connections on 127.0.0.1:PORT.
+port_in_use() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+check_port_free() {
+  local port=$1 what=$2
+  if port_in_use "$port"; then
+    log "error: port $port ($what) on 127.0.0.1 is already in use by a process not belonging to this cluster:"
+    if command -v ss >/dev/null 2>&1; then ss -Hltnp "( sport = :$port )" >&2 || true; fi
+    die "free the port or choose another one (see the *_PORT variables at the top of $0)"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------------
+# PKI
+# ---------------------------------------------------------------------------------------------------
+
+# first_service_ip CIDR: the first usable address of an IPv4 CIDR (10.96.0.0/16 -> 10.96.0.1).
+first_service_ip() {
+  local cidr=$1 ip bits a b c d n
+  [[ $cidr =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)/([0-9]+)$ ]] ||
+    die "SERVICE_CIDR=$cidr is not an IPv4 CIDR"
+  a=${BASH_REMATCH[1]} b=${BASH_REMATCH[2]} c=${BASH_REMATCH[3]} d=${BASH_REMATCH[4]}
+  bits=${BASH_REMATCH[5]}
+  ((bits >= 1 && bits <= 30)) || die "SERVICE_CIDR=$cidr: prefix length must be 1..30"
+  n=$(((a << 24 | b << 16 | c << 8 | d) & ((0xffffffff << (32 - bits)) & 0xffffffff)))
+  n=$((n + 1))
+  ip="$((n >> 24 & 255)).$((n >> 16 & 255)).$((n >> 8 & 255)).$((n & 255))"
+  echo "$ip"
+}
+
+# sign DIR NAME SUBJECT EXTENSIONS: create DIR/NAME.key and DIR/NAME.crt signed by DIR/ca.
+sign() {
+  local dir=$1 name=$2 subj=$3 ext=$4
+  openssl genrsa -out "$dir/$name.key" 2048 2>/dev/null
+  openssl req -new -key "$dir/$name.key" -subj "$subj" -out "$dir/$name.csr" 2>/dev/null
+  printf '%s\n' "$ext" >"$dir/$name.ext"
+  openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+    -set_serial "0x$(openssl rand -hex 16)" -days 3650 -sha256 \
+    -extfile "$dir/$name.ext" -out "$dir/$name.crt" 2>/dev/null
+  rm -f "$dir/$name.csr" "$dir/$name.ext"
+}
+
+sign_apiserver() {
+  local dir=$1 ip=$2
+  sign "$dir" apiserver "/CN=kube-apiserver" "basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:$ip"
+}
+
+# ensure_pki: create the PKI once (in a temporary directory, renamed when complete, so an interrupted
+# run never leaves half a PKI behind); later runs reuse it. The serving cert is re-issued if
+# SERVICE_CIDR changed and its first IP is missing from the SANs.
+ensure_pki() {
+  local ip tmp client_ext
+  ip=$(first_service_ip "$SERVICE_CIDR")
+  if [[ -f $PKI/ca.crt && -f $PKI/sa.key ]]; then
+    if ! openssl x509 -in "$PKI/apiserver.crt" -noout -ext subjectAltName 2>/dev/null |
+      grep -q "IP Address:$ip\b"; then
+      log "re-issuing the apiserver serving certificate for service IP $ip"
+      sign_apiserver "$PKI" "$ip"
+    fi
+    return 0
+  fi
+  log "creating PKI in $PKI"
+  tmp=$STATE/pki.tmp
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  chmod 700 "$tmp"
+
+  # CA (self-signed); a minimal config so openssl's default extensions do not interfere.
+  printf '%s\n' '[req]' 'distinguished_name=dn' 'x509_extensions=v3_ca' '[dn]' \
+    '[v3_ca]' 'basicConstraints=critical,CA:TRUE' 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature' \
+    'subjectKeyIdentifier=hash' >"$tmp/ca.cnf"
+  openssl genrsa -out "$tmp/ca.key" 2048 2>/dev/null
+  openssl req -x509 -new -key "$tmp/ca.key" -subj "/CN=nsclaim-local-ca" -days 3650 -sha256 \
+    -config "$tmp/ca.cnf" -out "$tmp/ca.crt" 2>/dev/null
+  rm -f "$tmp/ca.cnf"
+
+  sign_apiserver "$tmp" "$ip"
+  client_ext="basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
+  sign "$tmp" admin "/O=system:masters/CN=nsclaim-admin" "$client_ext"
+  sign "$tmp" controller-manager "/CN=system:kube-controller-manager" "$client_ext"
+
+  # Service-account token signing key pair.
+  openssl genrsa -out "$tmp/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$tmp/sa.key" -pubout -out "$tmp/sa.pub" 2>/dev/null
+
+  mv "$tmp" "$PKI"
+}
+
+# write_kubeconfig FILE USER CERT KEY: a kubeconfig with embedded CA and client certificate.
+write_kubeconfig() {
+  local file=$1 user=$2 cert=$3 key=$4
+  (
+    umask 077
+    cat >"$file.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: $SERVER_URL
+    certificate-authority-data: $(base64 -w0 <"$PKI/ca.crt")
+users:
+- name: $user
+  user:
+    client-certificate-data: $(base64 -w0 <"$cert")
+    client-key-data: $(base64 -w0 <"$key")
+contexts:
+- name: $user@local
+  context:
+    cluster: local
+    user: $user
+current-context: $user@local
+EOF
+  )
+  mv "$file.tmp" "$file"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Health
+# ---------------------------------------------------------------------------------------------------
+
+etcd_healthy() {
+  curl -fsS --max-time 2 "$ETCD_URL/health" 2>/dev/null | grep -q '"health":"true"'
+}
+
+apiserver_ready() {
+  [[ $(curl -fsS --max-time 2 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
+    "$SERVER_URL/readyz" 2>/dev/null) == ok ]]
+}
+
+controller_manager_healthy() {
+  [[ $(curl -fsSk --max-time 2 "$CM_URL/healthz" 2>/dev/null) == ok ]]
+}
+
+default_sa_exists() {
+  curl -fsS --max-time 2 -o /dev/null --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" \
+    --key "$PKI/admin.key" "$SERVER_URL/api/v1/namespaces/default/serviceaccounts/default" 2>/dev/null
+}
+
+healthy() {
+  case $1 in
+  etcd) etcd_healthy ;;
+  kube-apiserver) apiserver_ready ;;
+  kube-controller-manager) controller_manager_healthy ;;
+  esac
+}
+
+# fail_component NAME MESSAGE: report a failure with the tail of NAME's log, then exit non-zero (the
+# EXIT trap stops what this run started).
+fail_component() {
+  local name=$1 msg=$2
+  log "error: $msg"
+  if [[ -f $LOGS/$name.log ]]; then
+    log "last lines of $LOGS/$name.log:"
+    tail -n 25 "$LOGS/$name.log" | sed 's/^/    /' >&2
+  fi
+  exit 1
+}
+
+# wait_for NAME DESCRIPTION DEADLINE CHECK...: poll CHECK until it succeeds, NAME dies or the
+# deadline (epoch seconds) passes.
+wait_for() {
+  local name=$1 what=$2 deadline=$3
+  shift 3
+  local now
+  while ! "$@"; do
+    if ! running "$name"; then
+      fail_component "$name" "$name exited while waiting for $what"
+    fi
+    now=$(date +%s)
+    if ((now >= deadline)); then
+      fail_component "$name" "timed out after ${LOCAL_CLUSTER_TIMEOUT}s waiting for $what"
+    fi
+    sleep 0.25
+  done
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Subcommands
+# ---------------------------------------------------------------------------------------------------
+
+# lock: serialise up/down/reset on the same state directory.
+lock() {
+  mkdir -p "$STATE"
+  exec 9>"$STATE/.lock"
+  flock -w "$LOCAL_CLUSTER_TIMEOUT" 9 || die "another local-cluster.sh holds $STATE/.lock"
+}
+
+# on_exit: if `up` fails half-way, stop every process it started (PKI and data stay in place).
+on_exit() {
+  local rc=$?
+  if ((rc != 0 && ${#STARTED[@]} > 0)); then
+    log "start failed; stopping the processes this run started: ${STARTED[*]}"
+    local i
+    for ((i = ${#STARTED[@]} - 1; i >= 0; i--)); do
+      stop "${STARTED[i]}"
+    done
+  fi
+  exit "$rc"
+}
+
+all_healthy() {
+  local c
+  for c in "${COMPONENTS[@]}"; do
+    if ! running "$c" || ! healthy "$c"; then return 1; fi
+  done
+  default_sa_exists
+}
+
+cmd_up() {
+  local c deadline t0 any=false i
+  for c in "${COMPONENTS[@]}" kubectl; do
+    [[ -x $KUBE_BIN_DIR/$c ]] ||
+      die "$KUBE_BIN_DIR/$c not found; build it with hack/build-control-plane.sh $KUBE_BIN_DIR v1.37.1"
+  done
+  [[ $LOCAL_CLUSTER_TIMEOUT =~ ^[0-9]+$ ]] || die "LOCAL_CLUSTER_TIMEOUT must be a number of seconds"
+  lock
+  t0=$(date +%s%3N)
+
+  # Already running? All three alive: give them a moment to report healthy (they may still be
+  # settling after a restart); if they do not, or only some are alive, restart the whole cluster.
+  for c in "${COMPONENTS[@]}"; do
+    if running "$c"; then any=true; fi
+  done
+  if $any; then
+    if running etcd && running kube-apiserver && running kube-controller-manager; then
+      for ((i = 0; i < 60; i++)); do
+        if all_healthy; then
+          log "cluster in $STATE is already running and healthy (API server $SERVER_URL)"
+          return 0
+        fi
+        sleep 0.25
+      done
+      log "cluster in $STATE is running but not healthy; restarting it"
+    else
+      log "cluster in $STATE is only partly running; restarting it"
+    fi
+    stop_all
+  fi
+  rm -f "$PIDS"/*.pid 2>/dev/null || true
+
+  check_port_free "$ETCD_CLIENT_PORT" ETCD_CLIENT_PORT
+  check_port_free "$ETCD_PEER_PORT" ETCD_PEER_PORT
+  check_port_free "$APISERVER_PORT" APISERVER_PORT
+  check_port_free "$CONTROLLER_MANAGER_PORT" CONTROLLER_MANAGER_PORT
+
+  mkdir -p "$LOGS" "$PIDS" "$STATE/etcd" "$STATE/kubecache" "$STATE/apiserver-certs" \
+    "$STATE/controller-manager-certs" "$STATE/flexvolume"
+  chmod 700 "$STATE/etcd"
+  ensure_pki
+  write_kubeconfig "$KUBECONFIG_ADMIN" nsclaim-admin "$PKI/admin.crt" "$PKI/admin.key"
+  write_kubeconfig "$KUBECONFIG_CM" system:kube-controller-manager "$PKI/controller-manager.crt" \
+    "$PKI/controller-manager.key"
+
+  trap on_exit EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  deadline=$(($(date +%s) + LOCAL_CLUSTER_TIMEOUT))
+
+  local extra=()
+  read -r -a extra <<<"${ETCD_EXTRA_ARGS:-}"
+  start etcd \
+    --name=local \
+    --data-dir="$STATE/etcd" \
+    --listen-client-urls="$ETCD_URL" \
+    --advertise-client-urls="$ETCD_URL" \
+    --listen-peer-urls="$ETCD_PEER_URL" \
+    --initial-advertise-peer-urls="$ETCD_PEER_URL" \
+    --initial-cluster="local=$ETCD_PEER_URL" \
+    --log-level=warn \
+    "${extra[@]}"
+  wait_for etcd "etcd $ETCD_URL/health" "$deadline" etcd_healthy
+
+  read -r -a extra <<<"${APISERVER_EXTRA_ARGS:-}"
+  start kube-apiserver \
+    --etcd-servers="$ETCD_URL" \
+    --bind-address=127.0.0.1 \
+    --secure-port="$APISERVER_PORT" \
+    --advertise-address=127.0.0.1 \
+    --cert-dir="$STATE/apiserver-certs" \
+    --tls-cert-file="$PKI/apiserver.crt" \
+    --tls-private-key-file="$PKI/apiserver.key" \
+    --client-ca-file="$PKI/ca.crt" \
+    --authorization-mode=Node,RBAC \
+    --service-cluster-ip-range="$SERVICE_CIDR" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$PKI/sa.pub" \
+    --service-account-signing-key-file="$PKI/sa.key" \
+    --profiling=false \
+    "${extra[@]}"
+  wait_for kube-apiserver "kube-apiserver $SERVER_URL/readyz" "$deadline" apiserver_ready
+
+  read -r -a extra <<<"${CONTROLLER_MANAGER_EXTRA_ARGS:-}"
+  start kube-controller-manager \
+    --kubeconfig="$KUBECONFIG_CM" \
+    --authentication-kubeconfig="$KUBECONFIG_CM" \
+    --authorization-kubeconfig="$KUBECONFIG_CM" \
+    --bind-address=127.0.0.1 \
+    --secure-port="$CONTROLLER_MANAGER_PORT" \
+    --cert-dir="$STATE/controller-manager-certs" \
+    --flex-volume-plugin-dir="$STATE/flexvolume" \
+    --leader-elect=false \
+    --use-service-account-credentials=true \
+    --service-account-private-key-file="$PKI/sa.key" \
+    --root-ca-file="$PKI/ca.crt" \
+    --service-cluster-ip-range="$SERVICE_CIDR" \
+    --profiling=false \
+    "${extra[@]}"
+  wait_for kube-controller-manager "kube-controller-manager $CM_URL/healthz" "$deadline" \
+    controller_manager_healthy
+  wait_for kube-controller-manager "ServiceAccount default/default (created by kube-controller-manager)" \
+    "$deadline" default_sa_exists
+
+  STARTED=()
+  trap - EXIT INT TERM
+  t0=$(($(date +%s%3N) - t0))
+  log "cluster ready in $((t0 / 1000)).$((t0 % 1000 / 100))s: API server $SERVER_URL"
+  log "use it with: eval \"\$($0 env)\"   (kubectl: $KUBECTL)"
+}
+
+cmd_down() {
+  if [[ ! -d $PIDS ]]; then
+    log "nothing is running (no $PIDS)"
+    return 0
+  fi
+  lock
+  stop_all
+}
+
+cmd_status() {
+  local c pid ok=true state
+  for c in "${COMPONENTS[@]}"; do
+    pid=$(pid_of "$c")
+    if [[ -z $pid ]]; then
+      state="stopped"
+      ok=false
+    elif ! running "$c"; then
+      state="not running (stale pid $pid)"
+      ok=false
+    elif healthy "$c"; then
+      state="running, healthy (pid $pid)"
+    else
+      state="running, NOT healthy (pid $pid)"
+      ok=false
+    fi
+    printf '%-24s %s\n' "$c" "$state"
+  done
+  if $ok; then
+    if default_sa_exists; then
+      printf '%-24s %s\n' "default ServiceAccount" "present"
+    else
+      printf '%-24s %s\n' "default ServiceAccount" "missing"
+      ok=false
+    fi
+    printf '%-24s %s\n' "API server" "$SERVER_URL (KUBECONFIG=$KUBECONFIG_ADMIN)"
+  fi
+  $ok
+}
+
+cmd_reset() {
+  cmd_down
+  if [[ -d $STATE ]]; then
+    log "deleting $STATE"
+    rm -rf "$STATE"
+  fi
+}
+
+cmd_env() {
+  printf 'export KUBECONFIG=%q\n' "$KUBECONFIG_ADMIN"
+  printf 'export KUBECACHEDIR=%q\n' "$STATE/kubecache"
+  # shellcheck disable=SC2016 # $PATH is expanded by the shell that evals this output
+  printf 'export PATH=%q:"$PATH"\n' "$KUBE_BIN_DIR"
+}
+
+cmd_sa_kubeconfig() {
+  (($# >= 2 && $# <= 3)) || usage
+  local ns=$1 sa=$2 duration=${3:-24h} token
+  [[ -f $KUBECONFIG_ADMIN ]] || die "no cluster in $STATE; run: $0 up"
+  token=$(kubectl_admin create token "$sa" --namespace "$ns" --duration "$duration") ||
+    die "could not create a token for ServiceAccount $ns/$sa (is the cluster up, does the ServiceAccount exist?)"
+  cat <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: $SERVER_URL
+    certificate-authority-data: $(base64 -w0 <"$PKI/ca.crt")
+users:
+- name: system:serviceaccount:$ns:$sa
+  user:
+    token: $token
+contexts:
+- name: $sa@$ns
+  context:
+    cluster: local
+    namespace: $ns
+    user: system:serviceaccount:$ns:$sa
+current-context: $sa@$ns
+EOF
+}
+
+main() {
+  (($# >= 1)) || usage
+  local cmd=$1
+  shift
+  case $cmd in
+  up) (($# == 0)) || usage; cmd_up ;;
+  down) (($# == 0)) || usage; cmd_down ;;
+  status) (($# == 0)) || usage; cmd_status ;;
+  reset) (($# == 0)) || usage; cmd_reset ;;
+  env) (($# == 0)) || usage; cmd_env ;;
+  sa-kubeconfig) cmd_sa_kubeconfig "$@" ;;
+  -h | --help | help) usage ;;
+  *) usage ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,198 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package provision
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+)
+
+// Defaults for class fields the API server would have defaulted; they matter only for objects that
+// skipped defaulting (unit tests, or classes written before a field existed).
+const (
+	DefaultClusterRole = "edit"
+	DefaultTTL         = 24 * time.Hour
+	DefaultMaxTTL      = 7 * 24 * time.Hour
+	DefaultTokenTTL    = time.Hour
+	DefaultRenewBefore = 20 * time.Minute
+)
+
+// Refusal is a user-fixable reason why a claim cannot proceed. Reason is one of the API's reasons;
+// Message names the field to change.
+type Refusal struct {
+	Reason  string
+	Message string
+}
+
+// Error makes a Refusal usable as an error.
+func (r *Refusal) Error() string { return r.Reason + ": " + r.Message }
+
+// ResolveClass picks the class for a claim from all classes: the one spec.className names, else the one
+// marked default. It refuses when the named class does not exist, when there is no default class, and
+// when several classes are marked default.
+func ResolveClass(claim *tenancyv1alpha1.NamespaceClaim, classes []tenancyv1alpha1.NamespaceClass) (*tenancyv1alpha1.NamespaceClass, *Refusal) {
+	if name := claim.Spec.ClassName; name != "" {
+		for i := range classes {
+			if classes[i].Name == name {
+				return &classes[i], nil
+			}
+		}
+		return nil, &Refusal{tenancyv1alpha1.ClassNotFoundReason, fmt.Sprintf("spec.className: NamespaceClass %q does not exist", name)}
+	}
+	var defaults []string
+	var found *tenancyv1alpha1.NamespaceClass
+	for i := range classes {
+		if classes[i].Spec.Default {
+			defaults = append(defaults, classes[i].Name)
+			found = &classes[i]
+		}
+	}
+	switch len(defaults) {
+	case 0:
+		return nil, &Refusal{tenancyv1alpha1.ClassNotFoundReason, "spec.className is unset and no NamespaceClass is marked default"}
+	case 1:
+		return found, nil
+	default:
+		sort.Strings(defaults)
+		return nil, &Refusal{tenancyv1alpha1.AmbiguousDefaultClassReason, fmt.Sprintf("spec.className is unset and several NamespaceClasses are marked default (%s): name one", strings.Join(defaults, ", "))}
+	}
+}
+
+// CheckAccess refuses a claim whose namespace (with the given labels) the class's
+// requesterNamespaceSelector does not select.
+func CheckAccess(class *tenancyv1alpha1.NamespaceClass, requesterNamespaceLabels map[string]string) *Refusal {
+	sel := class.Spec.Access.RequesterNamespaceSelector
+	if sel == nil {
+		return nil
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return &Refusal{tenancyv1alpha1.ClassNotAllowedReason, fmt.Sprintf("NamespaceClass %q has an invalid access.requesterNamespaceSelector: %v", class.Name, err)}
+	}
+	if !s.Matches(labels.Set(requesterNamespaceLabels)) {
+		return &Refusal{tenancyv1alpha1.ClassNotAllowedReason, fmt.Sprintf("spec.className: NamespaceClass %q does not admit claims from this namespace (access.requesterNamespaceSelector)", class.Name)}
+	}
+	return nil
+}
+
+// TTL returns the claim's lifetime: spec.ttl, else the class's defaultTTL. It refuses a spec.ttl above
+// the class's maxTTL.
+func TTL(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.NamespaceClass) (time.Duration, *Refusal) {
+	maxTTL := durationOr(class.Spec.Lifetime.MaxTTL, DefaultMaxTTL)
+	if claim.Spec.TTL == nil {
+		return min(durationOr(class.Spec.Lifetime.DefaultTTL, DefaultTTL), maxTTL), nil
+	}
+	if ttl := claim.Spec.TTL.Duration; ttl > maxTTL {
+		return 0, &Refusal{tenancyv1alpha1.TTLExceedsMaximumReason, fmt.Sprintf("spec.ttl %s exceeds the maximum %s of NamespaceClass %q (lifetime.maxTTL)", ttl, maxTTL, class.Name)}
+	}
+	return claim.Spec.TTL.Duration, nil
+}
+
+// CheckLabels refuses a claim whose spec.labels holds a key the class does not list in
+// allowedClaimLabels.
+func CheckLabels(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.NamespaceClass) *Refusal {
+	allowed := make(map[string]bool, len(class.Spec.AllowedClaimLabels))
+	for _, k := range class.Spec.AllowedClaimLabels {
+		allowed[k] = true
+	}
+	var bad []string
+	for k := range claim.Spec.Labels {
+		if !allowed[k] {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return &Refusal{tenancyv1alpha1.LabelNotAllowedReason, fmt.Sprintf("spec.labels: NamespaceClass %q does not allow the label keys %s (allowedClaimLabels)", class.Name, strings.Join(bad, ", "))}
+}
+
+// CheckClaimLimit enforces the class's maxClaimsPerNamespace. siblings are the claims of the same
+// namespace (the claim itself may be among them). A claim that already holds its namespace is never
+// refused, so lowering the limit takes nothing away. Otherwise the claim ranks among the active claims
+// of its class, oldest first, and is refused if its rank reaches the limit. The rank depends only on
+// the objects, so two workers reconciling two claims at once reach the same answer.
+func CheckClaimLimit(claim *tenancyv1alpha1.NamespaceClaim, className string, limit int32, siblings []tenancyv1alpha1.NamespaceClaim) *Refusal {
+	if limit <= 0 || claim.Status.Namespace != "" {
+		return nil
+	}
+	rank := 0
+	for i := range siblings {
+		s := &siblings[i]
+		if s.UID == claim.UID || !s.DeletionTimestamp.IsZero() || IsExpired(s) || ClassOf(s) != className {
+			continue
+		}
+		if s.Status.Namespace != "" || olderThan(s, claim) {
+			rank++
+		}
+	}
+	if rank < int(limit) {
+		return nil
+	}
+	return &Refusal{tenancyv1alpha1.ClaimLimitExceededReason, fmt.Sprintf("this namespace already has %d active claims of NamespaceClass %q (access.maxClaimsPerNamespace is %d): delete one first", rank, className, limit)}
+}
+
+// ClassOf returns the class a claim uses or last used: status.className once resolved, else spec.className.
+func ClassOf(claim *tenancyv1alpha1.NamespaceClaim) string {
+	if claim.Status.ClassName != "" {
+		return claim.Status.ClassName
+	}
+	return claim.Spec.ClassName
+}
+
+// IsExpired reports whether the claim's Expired condition is True.
+func IsExpired(claim *tenancyv1alpha1.NamespaceClaim) bool {
+	for _, c := range claim.Status.Conditions {
+		if c.Type == tenancyv1alpha1.ExpiredCondition {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func olderThan(a, b *tenancyv1alpha1.NamespaceClaim) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// TokenTTL returns the lifetime to request for each token.
+func TokenTTL(class *tenancyv1alpha1.NamespaceClass) time.Duration {
+	return durationOr(class.Spec.Credentials.TokenTTL, DefaultTokenTTL)
+}
+
+// RenewBefore returns how long before expiry a token is replaced. It is capped at half the token
+// lifetime, so a token is never replaced the moment it is issued.
+func RenewBefore(class *tenancyv1alpha1.NamespaceClass) time.Duration {
+	return min(durationOr(class.Spec.Credentials.RenewBefore, DefaultRenewBefore), TokenTTL(class)/2)
+}
+
+func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil || d.Duration <= 0 {
+		return def
+	}
+	return d.Duration
+}
