@@ -1,0 +1,211 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/controller"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	// +kubebuilder:scaffold:imports
+)
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
+	// +kubebuilder:scaffold:scheme
+}
+
+// options are the manager's settings; each flag can also be set through the environment variable
+// named in its help, so a Deployment or an OLM Subscription's config can set it.
+type options struct {
+	metricsAddr             string
+	probeAddr               string
+	secureMetrics           bool
+	enableHTTP2             bool
+	leaderElect             bool
+	leaderElectionNamespace string
+	kubeconfigServer        string
+	kubeconfigCAFile        string
+	maxConcurrentReconciles int
+	selfTestConcurrency     int
+	qps                     float64
+	burst                   int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", envOr("METRICS_BIND_ADDRESS", ":8443"), "The address the metrics endpoint binds to. Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable it (METRICS_BIND_ADDRESS).")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", envOr("HEALTH_PROBE_BIND_ADDRESS", ":8081"), "The address the probe endpoint binds to (HEALTH_PROBE_BIND_ADDRESS).")
+	flag.BoolVar(&o.leaderElect, "leader-elect", envOr("LEADER_ELECT", "true") == "true", "Enable leader election, so that only one replica reconciles at a time (LEADER_ELECT).")
+	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election Lease; defaults to the Pod's namespace (POD_NAMESPACE).")
+	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
+	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
+	flag.StringVar(&o.kubeconfigServer, "kubeconfig-server", os.Getenv("NSCLAIM_KUBECONFIG_SERVER"), "API server URL written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_SERVER).")
+	flag.StringVar(&o.kubeconfigCAFile, "kubeconfig-ca-file", os.Getenv("NSCLAIM_KUBECONFIG_CA_FILE"), "CA bundle written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_CA_FILE).")
+	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", envInt("NSCLAIM_WORKERS", 4), "Claims reconciled in parallel (NSCLAIM_WORKERS).")
+	flag.IntVar(&o.selfTestConcurrency, "self-test-concurrency", 8, "SubjectAccessReviews in flight per claim.")
+	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side QPS limit towards the API server.")
+	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst limit towards the API server.")
+	zapOpts := zap.Options{Development: false}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if err := run(o); err != nil {
+		setupLog.Error(err, "Manager stopped")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	cfg := ctrl.GetConfigOrDie()
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	endpoint, err := kubeconfigEndpoint(cfg, o.kubeconfigServer, o.kubeconfigCAFile)
+	if err != nil {
+		return err
+	}
+
+	// If HTTP/2 is enabled the server is exposed to the HTTP/2 Stream Cancellation and Rapid Reset
+	// CVEs; disable it by default.
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	if o.secureMetrics {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsOpts,
+		WebhookServer:                 webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "nsclaim.tenancy.nsclaim.dev",
+		LeaderElectionNamespace:       o.leaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptrTo(30 * time.Second),
+		Cache:                         cacheOptions(),
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+
+	if err := (&controller.NamespaceClaimReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("nsclaim"),
+		Clock:                   clock.RealClock{},
+		Endpoint:                endpoint,
+		SelfTestConcurrency:     o.selfTestConcurrency,
+		MaxConcurrentReconciles: o.maxConcurrentReconciles,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
+	}
+	// +kubebuilder:scaffold:builder
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding ready check: %w", err)
+	}
+	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "workers", o.maxConcurrentReconciles)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// cacheOptions limits the informer caches of namespaced children to the objects nsclaim made (by its
+// managed-by label): the operator never caches every Secret, RoleBinding or ServiceAccount of the
+// cluster.
+func cacheOptions() cache.Options {
+	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
+	byObject := map[client.Object]cache.ByObject{}
+	for _, o := range []client.Object{
+		&corev1.Secret{}, &corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
+		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{},
+	} {
+		byObject[o] = cache.ByObject{Label: managed}
+	}
+	return cache.Options{ByObject: byObject}
+}
+
+// kubeconfigEndpoint returns the API server URL and CA for issued kubeconfigs: the configured ones, or
+// the operator's own.
+func kubeconfigEndpoint(cfg *rest.Config, server, caFile string) (credentials.Endpoint, error) {
+	ep := credentials.Endpoint{Server: server, CAData: cfg.CAData}
+	if ep.Server == "" {
+		ep.Server = cfg.Host
+	}
+	if caFile == "" {
+		caFile = cfg.CAFile
+	}
+	if caFile != "" {
+		data, err := os.ReadFile(caFile)
+		if err != nil {
+			return ep, fmt.Errorf("reading CA bundle for issued kubeconfigs: %w", err)
+		}
+		ep.CAData = data
+	}
+	return ep, nil
+}
+
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv(key), &n); err != nil || n <= 0 {
+		return def
+	}
+	return n
+}
+
+func ptrTo[T any](v T) *T { return &v }

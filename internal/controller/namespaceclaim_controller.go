@@ -1,0 +1,185 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+)
+
+// FieldOwner is the field manager name of every write the operator makes.
+const FieldOwner = "nsclaim"
+
+// NamespaceClaimReconciler provisions a namespace, its objects and scoped credentials for each
+// NamespaceClaim, keeps them as the class says, and deletes the namespace when the claim is deleted or
+// expires. It never changes or deletes a namespace that lacks the claim's ownership marks.
+type NamespaceClaimReconciler struct {
+	// Client reads from the informer cache and writes to the API server.
+	client.Client
+	// APIReader reads from the API server directly; used only where the cache cannot answer (objects
+	// outside the label-selected caches, and a namespace's deletion blockers).
+	APIReader client.Reader
+	// Recorder emits Events on transitions.
+	Recorder recorder.EventRecorder
+	// Clock is the time source; tests inject a fake one.
+	Clock clock.PassiveClock
+	// Endpoint is the API server and CA written into issued kubeconfigs.
+	Endpoint credentials.Endpoint
+	// SelfTestConcurrency bounds the SubjectAccessReviews in flight for one claim.
+	SelfTestConcurrency int
+	// MaxConcurrentReconciles is the number of workers.
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclaims,verbs=get;list;watch;delete;patch
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclaims/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclaims/finalizers,verbs=update
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create,resourceNames=nsclaim-tenant
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=resourcequotas;limitranges,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=edit;view;admin
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one claim's namespace, objects, credentials and status to what its class says.
+func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	claim := &tenancyv1alpha1.NamespaceClaim{}
+	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := claim.DeepCopy()
+	s := &claimScope{claim: claim, now: r.Clock.Now()}
+
+	if !claim.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	if controllerutil.AddFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
+		if err := r.Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+		before = claim.DeepCopy()
+	}
+
+	defer func() {
+		setConditions(s, reterr)
+		r.emitEvents(s, before)
+		if err := r.patchStatus(ctx, before, claim); err != nil && reterr == nil {
+			reterr = err
+		}
+	}()
+	if err := r.reconcileNormal(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
+}
+
+// patchStatus writes the status once, and only if it changed.
+func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, claim *tenancyv1alpha1.NamespaceClaim) error {
+	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("patching status: %w", client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// reconcileNormal runs the phases in order. A phase that records a refusal or a terminal state stops
+// the ones after it.
+func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claimScope) error {
+	phases := []func(context.Context, *claimScope) error{
+		r.reconcileClass,
+		r.reconcileExpiry,
+		r.reconcileNamespace,
+		r.reconcileChildren,
+		r.reconcileCredentials,
+		r.reconcileSelfTest,
+	}
+	for _, phase := range phases {
+		if err := phase(ctx, s); err != nil {
+			return err
+		}
+		if s.stopped() {
+			return nil
+		}
+	}
+	return nil
+}
+
+// SetupWithManager watches claims, classes, the namespaces nsclaim made and the objects inside them.
+func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := indexClaims(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	managed := builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate()))).
+		Owns(&corev1.Secret{}).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToClaims)).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&corev1.LimitRange{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&networkingv1.NetworkPolicy{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&tenancyv1alpha1.NamespaceClass{}, handler.EnqueueRequestsFromMapFunc(r.classToClaims)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
+		Named("namespaceclaim").
+		Complete(r)
+}
+
+// requestFor is the reconcile request for a claim key.
+func requestFor(namespace, name string) ctrl.Request {
+	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
+}
+
+// found turns NotFound into (false, nil) and reports other errors.
+func found(err error) (bool, error) {
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// tokenTimeout bounds the TokenRequest and self-test calls of one reconcile.
+const tokenTimeout = 30 * time.Second

@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
+
+// reconcileDelete deletes every namespace that carries the claim's ownership marks (found through the
+// cache's label index, so a namespace created just before a crash that kept it out of status is found
+// too), then removes the finalizer once each is gone or terminating. The credentials Secret goes with
+// the claim through its owner reference.
+func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claimScope) (ctrl.Result, error) {
+	claim := s.claim
+	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	s.owner = provision.OwnerOf(claim)
+	owned := &corev1.NamespaceList{}
+	if err := r.List(ctx, owned, client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: string(claim.UID)}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing namespaces of claim: %w", err)
+	}
+	names := map[string]bool{}
+	for _, ns := range owned.Items {
+		names[ns.Name] = true
+	}
+	if claim.Status.Namespace != "" {
+		names[claim.Status.Namespace] = true
+	}
+	for name := range names {
+		if err := r.deleteOwnedNamespace(ctx, s, name); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	before := claim.DeepCopy()
+	controllerutil.RemoveFinalizer(claim, tenancyv1alpha1.ClaimFinalizer)
+	if err := r.Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", client.IgnoreNotFound(err))
+	}
+	return ctrl.Result{}, nil
+}
+
+// emitEvents records an Event for a transition of the claim's Ready condition. Events never carry a
+// token: their notes come from condition messages, which never do.
+func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1alpha1.NamespaceClaim) {
+	e := transitionEvent(before.Status.Conditions, s.claim.Status.Conditions)
+	if e == nil || r.Recorder == nil {
+		return
+	}
+	t := corev1.EventTypeNormal
+	if e.warning {
+		t = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(s.claim, nil, t, e.reason, e.action, "%s", e.note)
+}

@@ -1,0 +1,456 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/access"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
+
+// reconcileClass resolves the claim's class and checks the claim against it: who may use it, the claim
+// limit, labels and TTL. It records the class, the namespace name, the desired objects and the expiry,
+// and a refusal if the claim may not proceed. A claim that already holds a namespace keeps its recorded
+// expiry when its class can no longer be resolved, so it still expires.
+func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimScope) error {
+	claim := s.claim
+	s.owner = provision.OwnerOf(claim)
+	if claim.Status.ExpiresAt != nil {
+		s.expiresAt = claim.Status.ExpiresAt.Time
+	}
+	classes := &tenancyv1alpha1.NamespaceClassList{}
+	if err := r.List(ctx, classes); err != nil {
+		return fmt.Errorf("listing NamespaceClasses: %w", err)
+	}
+	class, refusal := provision.ResolveClass(claim, classes.Items)
+	if refusal != nil {
+		s.refusal = refusal
+		return nil
+	}
+	s.class = class
+	claim.Status.ClassName = class.Name
+
+	requester := &corev1.Namespace{}
+	if err := r.Get(ctx, client.ObjectKey{Name: claim.Namespace}, requester); err != nil {
+		return fmt.Errorf("reading requester namespace %s: %w", claim.Namespace, err)
+	}
+	siblings := &tenancyv1alpha1.NamespaceClaimList{}
+	if err := r.List(ctx, siblings, client.InNamespace(claim.Namespace)); err != nil {
+		return fmt.Errorf("listing claims in %s: %w", claim.Namespace, err)
+	}
+	ttl, ttlRefusal := provision.TTL(claim, class)
+	for _, ref := range []*provision.Refusal{
+		provision.CheckAccess(class, requester.Labels),
+		provision.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings.Items),
+		provision.CheckLabels(claim, class),
+		ttlRefusal,
+	} {
+		if ref != nil {
+			s.refusal = ref
+			return nil
+		}
+	}
+	s.expiresAt = claim.CreationTimestamp.Add(ttl)
+	claim.Status.ExpiresAt = credentials.ExpiryTime(s.expiresAt)
+	name := provision.NamespaceName(class.Spec.Naming.Prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name)
+	if claim.Status.Namespace != "" {
+		name = claim.Status.Namespace
+	}
+	s.desired = provision.Build(name, s.owner, class, claim.Spec.Labels)
+	return nil
+}
+
+// reconcileExpiry deletes the namespace once the claim's TTL has passed, and marks the claim expired for
+// good. It runs even when the claim is refused, so a namespace whose class disappeared still expires.
+func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claimScope) error {
+	if !provision.IsExpired(s.claim) && (s.expiresAt.IsZero() || s.now.Before(s.expiresAt)) {
+		return nil
+	}
+	s.expired = true
+	s.refusal = nil
+	name := s.claim.Status.Namespace
+	if name == "" {
+		return nil
+	}
+	return r.deleteOwnedNamespace(ctx, s, name)
+}
+
+// deleteOwnedNamespace deletes namespace name if it carries the claim's ownership marks, and records in
+// the scope what still blocks a namespace that is terminating. A namespace without the marks is left
+// alone. The delete is conditional on the UID and resourceVersion that were checked, so a namespace
+// changed since it was read is never deleted on stale information.
+func (r *NamespaceClaimReconciler) deleteOwnedNamespace(ctx context.Context, s *claimScope, name string) error {
+	ns := &corev1.Namespace{}
+	if ok, err := found(r.Get(ctx, client.ObjectKey{Name: name}, ns)); !ok {
+		return err
+	}
+	if !provision.OwnedBy(ns, s.owner) {
+		return nil
+	}
+	if ns.DeletionTimestamp.IsZero() {
+		uid, rv := ns.UID, ns.ResourceVersion
+		err := r.Delete(ctx, ns, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting namespace %s: %w", name, err)
+		}
+		logf.FromContext(ctx).Info("Deleted namespace", "namespace", klog.KObj(ns))
+		s.terminating = "deletion requested"
+		return nil
+	}
+	s.terminating = r.terminationBlockers(ctx, name)
+	return nil
+}
+
+// terminationBlockers reads the namespace from the API server and summarises the conditions that keep
+// it in Terminating.
+func (r *NamespaceClaimReconciler) terminationBlockers(ctx context.Context, name string) string {
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		return "terminating"
+	}
+	var msgs []string
+	for _, c := range ns.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && c.Message != "" {
+			msgs = append(msgs, c.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return "terminating"
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// reconcileNamespace creates the namespace, or finds it and checks that it is this claim's. A namespace
+// that exists without this claim's marks is refused and left untouched. A namespace this claim held
+// that is gone or terminating was released by the tenant: the claim is deleted.
+func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *claimScope) error {
+	want := s.desired.Namespace
+	ns := &corev1.Namespace{}
+	ok, err := found(r.Get(ctx, client.ObjectKey{Name: want.Name}, ns))
+	if err != nil {
+		return fmt.Errorf("reading namespace %s: %w", want.Name, err)
+	}
+	held := s.claim.Status.Namespace == want.Name
+	if !ok && held {
+		// The cache may lag a namespace created moments ago: only the API server's word releases.
+		if ok, err = found(r.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, ns)); err != nil {
+			return fmt.Errorf("reading namespace %s: %w", want.Name, err)
+		}
+		if !ok {
+			return r.release(ctx, s)
+		}
+	}
+	if !ok {
+		ns = want.DeepCopy()
+		err := r.Create(ctx, ns, client.FieldOwner(FieldOwner))
+		if err == nil {
+			logf.FromContext(ctx).Info("Created namespace", "namespace", klog.KObj(ns))
+			s.repaired++
+			return r.holdNamespace(s, ns)
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", want.Name, err)
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, ns); err != nil {
+			return fmt.Errorf("reading namespace %s: %w", want.Name, err)
+		}
+	}
+	if !provision.OwnedBy(ns, s.owner) {
+		s.refusal = foreignNamespaceRefusal(ns)
+		return nil
+	}
+	if !ns.DeletionTimestamp.IsZero() {
+		return r.release(ctx, s)
+	}
+	if !labelsAndAnnotationsMatch(want, ns) {
+		patched := ns.DeepCopy()
+		mergeMeta(patched, want)
+		if err := r.Patch(ctx, patched, client.MergeFromWithOptions(ns, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
+			return fmt.Errorf("patching namespace %s: %w", ns.Name, err)
+		}
+		s.repaired++
+		ns = patched
+	}
+	return r.holdNamespace(s, ns)
+}
+
+func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Namespace) error {
+	s.namespace = ns
+	s.claim.Status.Namespace = ns.Name
+	return nil
+}
+
+// foreignNamespaceRefusal explains why a namespace that exists is not this claim's.
+func foreignNamespaceRefusal(ns *corev1.Namespace) *provision.Refusal {
+	if other, ok := provision.OwnerFromMarks(ns); ok {
+		return &provision.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason, Message: fmt.Sprintf(
+			"namespace %s is held by NamespaceClaim %s/%s: choose another spec.namespaceName", ns.Name, other.Namespace, other.Name)}
+	}
+	return &provision.Refusal{Reason: tenancyv1alpha1.NamespaceConflictReason, Message: fmt.Sprintf(
+		"namespace %s exists and was not created by nsclaim for this claim; it is left untouched: choose another spec.namespaceName", ns.Name)}
+}
+
+// release deletes a claim whose namespace the tenant deleted. The claim's finalizer then finds the
+// namespace gone, and garbage collection removes the credentials Secret the claim owns.
+func (r *NamespaceClaimReconciler) release(ctx context.Context, s *claimScope) error {
+	s.released = true
+	uid := s.claim.UID
+	if err := r.Delete(ctx, s.claim, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting released claim: %w", err)
+	}
+	logf.FromContext(ctx).Info("Namespace released by its tenant; deleted the claim", "namespace", s.desired.Namespace.Name)
+	return nil
+}
+
+// reconcileChildren makes the ServiceAccount, Role, RoleBindings, quota, limit range and network policy
+// in the namespace match the class, restoring any that drifted or were deleted, and deletes the
+// optional ones the class no longer asks for.
+func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *claimScope) error {
+	d := s.desired
+	objs := []client.Object{d.ServiceAccount, d.ReleaseRole}
+	for _, rb := range d.RoleBindings {
+		objs = append(objs, rb)
+	}
+	for _, o := range []client.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy} {
+		if !isNil(o) {
+			objs = append(objs, o)
+		}
+	}
+	for _, want := range objs {
+		changed, err := r.ensure(ctx, want)
+		if err != nil {
+			return err
+		}
+		if changed {
+			s.repaired++
+		}
+	}
+	if err := r.pruneChildren(ctx, s); err != nil {
+		return err
+	}
+	s.childrenReady = true
+	return nil
+}
+
+// pruneChildren deletes objects this claim owns in its namespace that the class no longer asks for.
+func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimScope) error {
+	ns := s.desired.Namespace.Name
+	keep := map[string]bool{}
+	for _, rb := range s.desired.RoleBindings {
+		keep[rb.Name] = true
+	}
+	sel := client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: s.owner.UID}
+	rbs := &rbacv1.RoleBindingList{}
+	if err := r.List(ctx, rbs, client.InNamespace(ns), sel); err != nil {
+		return fmt.Errorf("listing RoleBindings in %s: %w", ns, err)
+	}
+	var stale []client.Object
+	for i := range rbs.Items {
+		if !keep[rbs.Items[i].Name] {
+			stale = append(stale, &rbs.Items[i])
+		}
+	}
+	for _, opt := range []struct {
+		want client.Object
+		have client.Object
+		name string
+	}{
+		{s.desired.ResourceQuota, &corev1.ResourceQuota{}, provision.ResourceQuotaName},
+		{s.desired.LimitRange, &corev1.LimitRange{}, provision.LimitRangeName},
+		{s.desired.NetworkPolicy, &networkingv1.NetworkPolicy{}, provision.NetworkPolicyName},
+	} {
+		if !isNil(opt.want) {
+			continue
+		}
+		if ok, err := found(r.Get(ctx, client.ObjectKey{Namespace: ns, Name: opt.name}, opt.have)); err != nil {
+			return err
+		} else if ok && provision.OwnedBy(opt.have, s.owner) {
+			stale = append(stale, opt.have)
+		}
+	}
+	for _, o := range stale {
+		if err := r.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %T %s: %w", o, klog.KObj(o), err)
+		}
+		s.repaired++
+	}
+	return nil
+}
+
+// reconcileCredentials keeps a Secret next to the claim with a valid token of the tenant ServiceAccount.
+// A token is issued only when there is none, when the ServiceAccount was recreated, or when renewal is
+// due; otherwise the stored token is kept (so a restart issues nothing). A Secret of that name that
+// nsclaim did not make for this claim is refused and left untouched.
+func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *claimScope) error {
+	ns := s.desired.Namespace.Name
+	sa := &corev1.ServiceAccount{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
+		return fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
+	}
+	name := credentials.SecretName(s.claim.Name)
+	current, err := r.credentialsSecret(ctx, s.claim.Namespace, name)
+	if err != nil {
+		return err
+	}
+	if current != nil && !credentials.Owned(current, string(s.claim.UID)) {
+		s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
+			"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched: delete or rename it", s.claim.Namespace, name)}
+		return nil
+	}
+	renewBefore := provision.RenewBefore(s.class)
+	decision := credentials.Schedule(s.now, current, string(sa.UID), renewBefore)
+	var tok credentials.Token
+	if decision.Issue {
+		tok, err = r.issueToken(ctx, sa, provision.TokenTTL(s.class))
+		if err != nil {
+			return err
+		}
+		s.tokenIssued = true
+		s.renewAt = tok.ExpiresAt.Add(-renewBefore)
+		logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(sa), "reason", decision.Reason, "expiresAt", tok.ExpiresAt)
+	} else {
+		exp, uid, _ := credentials.Stored(current)
+		tok = credentials.Token{Value: string(current.Data[credentials.TokenKey]), ExpiresAt: exp, ServiceAccountUID: uid}
+		s.renewAt = decision.RenewAt
+	}
+	if err := r.writeCredentials(ctx, s, current, name, tok); err != nil {
+		return err
+	}
+	s.claim.Status.CredentialsSecretName = name
+	s.claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
+	s.credentialsReady = true
+	return nil
+}
+
+// credentialsSecret returns the Secret name in namespace, from the label-selected cache, or from the
+// API server when the cache does not have it (a Secret without nsclaim's label is not cached), or nil.
+func (r *NamespaceClaimReconciler) credentialsSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	sec := &corev1.Secret{}
+	ok, err := found(r.Get(ctx, key, sec))
+	if err != nil {
+		return nil, fmt.Errorf("reading Secret %s: %w", key, err)
+	}
+	if ok {
+		return sec, nil
+	}
+	ok, err = found(r.APIReader.Get(ctx, key, sec))
+	if err != nil {
+		return nil, fmt.Errorf("reading Secret %s: %w", key, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return sec, nil
+}
+
+// issueToken asks the TokenRequest API for a token of sa with the given lifetime.
+func (r *NamespaceClaimReconciler) issueToken(ctx context.Context, sa *corev1.ServiceAccount, ttl time.Duration) (credentials.Token, error) {
+	seconds := int64(ttl.Seconds())
+	tr := &authenticationv1.TokenRequest{}
+	tr.Spec.ExpirationSeconds = &seconds
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
+	if err := r.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return credentials.Token{}, fmt.Errorf("requesting token for ServiceAccount %s: %w", klog.KObj(sa), err)
+	}
+	return credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(sa.UID)}, nil
+}
+
+// writeCredentials creates or updates the Secret so that it holds tok, rendered for the namespace.
+func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *claimScope, current *corev1.Secret, name string, tok credentials.Token) error {
+	data, err := credentials.SecretData(r.Endpoint, s.desired.Namespace.Name, tok)
+	if err != nil {
+		return fmt.Errorf("rendering kubeconfig: %w", err)
+	}
+	want := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.claim.Namespace, Labels: map[string]string{
+			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
+			tenancyv1alpha1.ClaimUIDLabel:  string(s.claim.UID),
+		}, Annotations: credentials.TokenAnnotations(tok)},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	if err := controllerutil.SetControllerReference(s.claim, want, r.Scheme()); err != nil {
+		return fmt.Errorf("setting owner of Secret %s: %w", klog.KObj(want), err)
+	}
+	if current == nil {
+		if err := r.Create(ctx, want, client.FieldOwner(FieldOwner)); err != nil {
+			return fmt.Errorf("creating Secret %s: %w", klog.KObj(want), err)
+		}
+		s.repaired++
+		return nil
+	}
+	if secretMatches(want, current) {
+		return nil
+	}
+	updated := current.DeepCopy()
+	mergeMeta(updated, want)
+	updated.OwnerReferences = want.OwnerReferences
+	updated.Data = want.Data
+	updated.Type = want.Type
+	if err := r.Update(ctx, updated, client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("updating Secret %s: %w", klog.KObj(want), err)
+	}
+	s.repaired++
+	return nil
+}
+
+// reconcileSelfTest runs the SubjectAccessReview self-test of the issued identity. It is skipped when
+// the claim is Ready for its current generation and nothing was created, changed or issued in this
+// reconcile, so steady state asks the API server nothing.
+func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *claimScope) error {
+	if s.repaired == 0 && !s.tokenIssued && readyFor(s.claim) {
+		s.selfTestSkipped = true
+		return nil
+	}
+	ns := s.desired.Namespace.Name
+	role := &rbacv1.ClusterRole{}
+	var grants []rbacv1.PolicyRule
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: s.desired.TenantClusterRole}, role); err == nil {
+		grants = role.Rules
+	} else if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading ClusterRole %s: %w", s.desired.TenantClusterRole, err)
+	}
+	checks := access.Checks(ns, grants, []string{s.claim.Namespace, metav1.NamespaceDefault, metav1.NamespaceSystem})
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
+	res, err := access.Verify(ctx, r.Client, access.Identity{User: s.desired.TenantUser, Groups: s.desired.TenantGroups}, checks, max(r.SelfTestConcurrency, 1))
+	if err != nil {
+		return err
+	}
+	s.selfTest = &res
+	return nil
+}

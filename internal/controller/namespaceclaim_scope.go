@@ -1,0 +1,117 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/access"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
+
+// Polling intervals for conditions that no watch reports.
+const (
+	// terminatingPoll re-reads a terminating namespace's blockers.
+	terminatingPoll = 10 * time.Second
+	// refusalPoll retries a refused claim (a conflicting namespace may be deleted by hand).
+	refusalPoll = time.Minute
+	// selfTestRetry retries a failed self-test (RBAC changes reach the authorizer asynchronously).
+	selfTestRetry = 2 * time.Second
+)
+
+// claimScope carries what one reconcile of a claim learned. Phases record facts here; setConditions
+// turns them into status at the end. Nothing in it outlives the reconcile.
+type claimScope struct {
+	claim *tenancyv1alpha1.NamespaceClaim
+	now   time.Time
+
+	// class is the resolved class; nil when refused before it was found.
+	class *tenancyv1alpha1.NamespaceClass
+	// owner is the claim as the ownership marks name it.
+	owner provision.Owner
+	// desired is what the namespace and its objects should be.
+	desired provision.Desired
+	// expiresAt is when the namespace is to be deleted; zero when unknown.
+	expiresAt time.Time
+
+	// refusal is a user-fixable reason that stops provisioning.
+	refusal *provision.Refusal
+	// expired is set once the TTL passed.
+	expired bool
+	// terminating describes what blocks a namespace that is being deleted.
+	terminating string
+	// released is set when the tenant deleted its namespace and the claim is being deleted.
+	released bool
+
+	// namespace is the observed namespace once it is known to be ours.
+	namespace *corev1.Namespace
+	// childrenReady is set when every object in the namespace matches the class.
+	childrenReady bool
+	// repaired counts objects created or changed in this reconcile.
+	repaired int
+
+	// credentialsReady is set when the Secret holds a valid token; tokenIssued when this reconcile
+	// issued one; renewAt is when the token is to be renewed.
+	credentialsReady bool
+	tokenIssued      bool
+	renewAt          time.Time
+
+	// selfTest is the outcome of the permission self-test; nil when not run in this reconcile.
+	selfTest *access.Result
+	// selfTestSkipped is set when a previous self-test still holds (nothing changed since).
+	selfTestSkipped bool
+}
+
+// stopped reports whether a phase decided that later phases must not run.
+func (s *claimScope) stopped() bool {
+	return s.refusal != nil || s.expired || s.released || s.terminating != ""
+}
+
+// requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
+func (s *claimScope) requeueAfter() time.Duration {
+	var next time.Duration
+	for _, t := range []time.Time{s.expiresAt, s.renewAt} {
+		if t.IsZero() || s.expired {
+			continue
+		}
+		d := t.Sub(s.now)
+		if d <= 0 {
+			d = time.Second
+		}
+		if next == 0 || d < next {
+			next = d
+		}
+	}
+	soon := func(d time.Duration) {
+		if next == 0 || next > d {
+			next = d
+		}
+	}
+	if s.terminating != "" {
+		soon(terminatingPoll)
+	}
+	if s.refusal != nil {
+		soon(refusalPoll)
+	}
+	if s.selfTest != nil && !s.selfTest.OK() {
+		soon(selfTestRetry)
+	}
+	return next
+}

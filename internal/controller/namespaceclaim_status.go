@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/access"
+)
+
+// maxListedFailures bounds how many failed checks a condition message lists.
+const maxListedFailures = 5
+
+// setConditions derives the claim's conditions and observedGeneration from what the reconcile recorded
+// in s. err is the reconcile's error: an internal failure leaves a Ready claim Ready (the reconcile is
+// retried) and otherwise shows a generic reason, with the details in the log only.
+func setConditions(s *claimScope, err error) {
+	claim := s.claim
+	gen := claim.Generation
+	set := func(t string, ok bool, reason, msg string) {
+		st := metav1.ConditionFalse
+		if ok {
+			st = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&claim.Status.Conditions, metav1.Condition{Type: t, Status: st, Reason: reason, Message: msg, ObservedGeneration: gen})
+	}
+	if err != nil {
+		if !meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
+			set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.InternalErrorReason, "An API call failed; the operator retries. Details are in the operator's log")
+		}
+		return
+	}
+	claim.Status.ObservedGeneration = gen
+
+	switch {
+	case s.expired:
+		msg := fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339))
+		set(tenancyv1alpha1.ExpiredCondition, true, tenancyv1alpha1.ExpiredReason, msg)
+		nsReason, nsMsg := tenancyv1alpha1.ExpiredReason, "The namespace is deleted"
+		if s.terminating != "" {
+			nsReason, nsMsg = tenancyv1alpha1.NamespaceTerminatingReason, "The namespace is terminating: "+s.terminating
+		}
+		set(tenancyv1alpha1.NamespaceReadyCondition, false, nsReason, nsMsg)
+		set(tenancyv1alpha1.CredentialsReadyCondition, false, tenancyv1alpha1.ExpiredReason, "The namespace is gone, so are its credentials")
+		set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.ExpiredReason, msg)
+		return
+	case s.released:
+		msg := "The tenant deleted its namespace; the claim is being deleted"
+		set(tenancyv1alpha1.NamespaceReadyCondition, false, tenancyv1alpha1.ReleasedReason, msg)
+		set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.ReleasedReason, msg)
+		return
+	case s.refusal != nil:
+		t := tenancyv1alpha1.NamespaceReadyCondition
+		if s.refusal.Reason == tenancyv1alpha1.SecretConflictReason {
+			t = tenancyv1alpha1.CredentialsReadyCondition
+		}
+		set(t, false, s.refusal.Reason, s.refusal.Message)
+		set(tenancyv1alpha1.ReadyCondition, false, s.refusal.Reason, s.refusal.Message)
+		return
+	}
+
+	if s.childrenReady {
+		set(tenancyv1alpha1.NamespaceReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s and its objects match NamespaceClass %s", claim.Status.Namespace, claim.Status.ClassName))
+	}
+	if s.credentialsReady {
+		set(tenancyv1alpha1.CredentialsReadyCondition, true, tenancyv1alpha1.IssuedReason, fmt.Sprintf("Secret %s holds a token valid until %s", claim.Status.CredentialsSecretName, claim.Status.TokenExpiresAt.UTC().Format(time.RFC3339)))
+	}
+	switch res := s.selfTest; {
+	case s.selfTestSkipped:
+		// A self-test of this generation passed and nothing changed since: keep its condition.
+		c := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, c.Message)
+	case res == nil:
+	case len(res.Excess) > 0:
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.ExcessPermissionsReason, "The issued identity can act outside its namespace: "+access.Summary(res.Excess, maxListedFailures))
+	case len(res.Missing) > 0 && s.repaired > 0:
+		// RBAC objects written moments ago take a moment to reach the authorizer.
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.PendingReason, "Waiting for new RoleBindings to take effect")
+	case len(res.Missing) > 0:
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.MissingPermissionsReason, "The issued identity lacks permissions its class grants: "+access.Summary(res.Missing, maxListedFailures))
+	default:
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, "SubjectAccessReviews confirm the identity can do what its class grants in its namespace and nothing outside it")
+	}
+	for _, t := range []string{tenancyv1alpha1.NamespaceReadyCondition, tenancyv1alpha1.CredentialsReadyCondition, tenancyv1alpha1.PermissionsVerifiedCondition} {
+		c := meta.FindStatusCondition(claim.Status.Conditions, t)
+		if c == nil {
+			set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.ProvisioningReason, "Waiting for "+t)
+			return
+		}
+		if c.Status != metav1.ConditionTrue {
+			set(tenancyv1alpha1.ReadyCondition, false, c.Reason, c.Message)
+			return
+		}
+	}
+	set(tenancyv1alpha1.ReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s is ready; credentials are in Secret %s", claim.Status.Namespace, claim.Status.CredentialsSecretName))
+}
+
+// readyFor reports whether the claim is Ready and its PermissionsVerified condition was set for its
+// current generation.
+func readyFor(claim *tenancyv1alpha1.NamespaceClaim) bool {
+	c := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == claim.Generation &&
+		meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+}
+
+// claimEvent is an Event to emit for a transition.
+type claimEvent struct {
+	warning        bool
+	reason, action string
+	note           string
+}
+
+// transitionEvent returns the Event for the change of the Ready condition from before to after, or nil
+// when nothing a person cares about changed.
+func transitionEvent(before, after []metav1.Condition) *claimEvent {
+	b := meta.FindStatusCondition(before, tenancyv1alpha1.ReadyCondition)
+	a := meta.FindStatusCondition(after, tenancyv1alpha1.ReadyCondition)
+	if a == nil || (b != nil && b.Status == a.Status && b.Reason == a.Reason) {
+		return nil
+	}
+	switch a.Reason {
+	case tenancyv1alpha1.ProvisionedReason:
+		if a.Status == metav1.ConditionTrue {
+			return &claimEvent{reason: "Provisioned", action: "Provision", note: a.Message}
+		}
+	case tenancyv1alpha1.ExpiredReason:
+		return &claimEvent{reason: "Expired", action: "Expire", note: a.Message}
+	case tenancyv1alpha1.ReleasedReason:
+		return &claimEvent{reason: "Released", action: "Release", note: a.Message}
+	case tenancyv1alpha1.ProvisioningReason, tenancyv1alpha1.InternalErrorReason, tenancyv1alpha1.PendingReason:
+		return nil
+	default:
+		return &claimEvent{warning: true, reason: a.Reason, action: "Refuse", note: a.Message}
+	}
+	return nil
+}
