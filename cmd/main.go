@@ -23,9 +23,6 @@ import (
 	"os"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -164,10 +161,7 @@ func run(o options) error {
 func cacheOptions() cache.Options {
 	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
 	byObject := map[client.Object]cache.ByObject{}
-	for _, o := range []client.Object{
-		&corev1.Secret{}, &corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
-		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{},
-	} {
+	for _, o := range controller.ManagedTypes() {
 		byObject[o] = cache.ByObject{Label: managed}
 	}
 	return cache.Options{ByObject: byObject}

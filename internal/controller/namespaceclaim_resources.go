@@ -169,6 +169,15 @@ func isNil(o client.Object) bool {
 	return o == nil || reflect.ValueOf(o).IsNil()
 }
 
+// ManagedTypes are the namespaced kinds nsclaim creates; the manager caches only those objects of
+// them that carry nsclaim's managed-by label, never every Secret or RoleBinding of the cluster.
+func ManagedTypes() []client.Object {
+	return []client.Object{
+		&corev1.Secret{}, &corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
+		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{},
+	}
+}
+
 // isManaged reports whether obj carries nsclaim's managed-by label.
 func isManaged(obj client.Object) bool {
 	return obj.GetLabels()[tenancyv1alpha1.ManagedByLabel] == tenancyv1alpha1.ManagedByValue

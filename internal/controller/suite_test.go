@@ -1,0 +1,279 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+)
+
+// The suite runs the real reconciler in a real manager against envtest's kube-apiserver and etcd.
+// Assertions read through an uncached client. envtest has no kube-controller-manager: no garbage
+// collection and no namespace finalisation (those cases run in test/e2e on the local cluster).
+var (
+	testEnv   *envtest.Environment
+	cfg       *rest.Config
+	k8s       client.Client
+	testClock = clocktesting.NewFakePassiveClock(time.Now())
+	scheme    = runtime.NewScheme()
+	mgrCancel context.CancelFunc
+	mgrDone   chan struct{}
+	nameSeq   atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
+		os.Exit(1)
+	}
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	if cfg, err = testEnv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		os.Exit(1)
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, "client:", err)
+		os.Exit(1)
+	}
+	// envtest has no kube-controller-manager to aggregate the built-in edit, view and admin roles, so
+	// they are empty here; classes in this suite bind a role with explicit rules instead.
+	if err := k8s.Create(context.Background(), testRole()); err != nil {
+		fmt.Fprintln(os.Stderr, "creating test ClusterRole:", err)
+		os.Exit(1)
+	}
+	startManager()
+	code := m.Run()
+	stopManager()
+	if err := testEnv.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
+}
+
+func zapLevel() zapcore.Level {
+	if os.Getenv("NSCLAIM_TEST_VERBOSE") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+// startManager runs a manager with the reconciler as cmd/main.go wires it (same cache options).
+func startManager() {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cache.Options{ByObject: managedCacheByObject()},
+	})
+	if err != nil {
+		panic(err)
+	}
+	r := &NamespaceClaimReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder("nsclaim"),
+		Clock:                   testClock,
+		Endpoint:                credentials.Endpoint{Server: cfg.Host, CAData: cfg.CAData},
+		SelfTestConcurrency:     8,
+		MaxConcurrentReconciles: 4,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgrCancel, mgrDone = cancel, make(chan struct{})
+	go func() {
+		defer close(mgrDone)
+		if err := mgr.Start(ctx); err != nil {
+			panic(err)
+		}
+	}()
+}
+
+func stopManager() {
+	mgrCancel()
+	<-mgrDone
+}
+
+// managedCacheByObject mirrors cmd/main.go's cache options.
+func managedCacheByObject() map[client.Object]cache.ByObject {
+	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
+	out := map[client.Object]cache.ByObject{}
+	for _, o := range ManagedTypes() {
+		out[o] = cache.ByObject{Label: managed}
+	}
+	return out
+}
+
+// testRoleName is a ClusterRole like edit, with its rules spelled out.
+const testRoleName = "nsclaim-test-edit"
+
+func testRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: testRoleName},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps", "pods", "services"}, Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create", "get", "list", "watch", "update", "patch", "delete"}},
+		},
+	}
+}
+
+// uniq returns a name unique within the test run.
+func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, nameSeq.Add(1)) }
+
+// --- fixtures --------------------------------------------------------------------------------
+
+type classOpt func(*tenancyv1alpha1.NamespaceClass)
+
+func newClass(t *testing.T, opts ...classOpt) *tenancyv1alpha1.NamespaceClass {
+	t.Helper()
+	c := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: uniq("class")}, Spec: tenancyv1alpha1.NamespaceClassSpec{ClusterRole: testRoleName}}
+	for _, o := range opts {
+		o(c)
+	}
+	NewWithT(t).Expect(k8s.Create(context.Background(), c)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), c) })
+	return c
+}
+
+func withPrefix(p string) classOpt { return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Naming.Prefix = p } }
+func withRole(r string) classOpt   { return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.ClusterRole = r } }
+func asDefault() classOpt          { return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Default = true } }
+func withMaxTTL(d time.Duration) classOpt {
+	return func(c *tenancyv1alpha1.NamespaceClass) {
+		c.Spec.Lifetime.MaxTTL = &metav1.Duration{Duration: d}
+		c.Spec.Lifetime.DefaultTTL = &metav1.Duration{Duration: d}
+	}
+}
+func withLimit(n int32) classOpt {
+	return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Access.MaxClaimsPerNamespace = n }
+}
+func withSelector(l map[string]string) classOpt {
+	return func(c *tenancyv1alpha1.NamespaceClass) {
+		c.Spec.Access.RequesterNamespaceSelector = &metav1.LabelSelector{MatchLabels: l}
+	}
+}
+func withAllowedLabels(keys ...string) classOpt {
+	return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.AllowedClaimLabels = keys }
+}
+
+// newRequesterNamespace creates a namespace for claims (a pipeline's namespace).
+func newRequesterNamespace(t *testing.T, l map[string]string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: uniq("req"), Labels: l}}
+	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	return ns.Name
+}
+
+type claimOpt func(*tenancyv1alpha1.NamespaceClaim)
+
+func withClass(name string) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Spec.ClassName = name }
+}
+func withNamespaceName(n string) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Spec.NamespaceName = n }
+}
+func withTTL(d time.Duration) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Spec.TTL = &metav1.Duration{Duration: d} }
+}
+func withLabels(l map[string]string) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Spec.Labels = l }
+}
+
+func newClaim(t *testing.T, ns string, opts ...claimOpt) *tenancyv1alpha1.NamespaceClaim {
+	t.Helper()
+	c := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: uniq("claim"), Namespace: ns}}
+	for _, o := range opts {
+		o(c)
+	}
+	NewWithT(t).Expect(k8s.Create(context.Background(), c)).To(Succeed())
+	return c
+}
+
+// getClaim reads the claim from the API server.
+func getClaim(g Gomega, c *tenancyv1alpha1.NamespaceClaim) *tenancyv1alpha1.NamespaceClaim {
+	out := &tenancyv1alpha1.NamespaceClaim{}
+	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(c), out)).To(Succeed())
+	return out
+}
+
+// waitForReady waits until the claim's Ready condition has the given status and reason, and returns it.
+func waitFor(t *testing.T, c *tenancyv1alpha1.NamespaceClaim, cond string, status metav1.ConditionStatus, reason string) *tenancyv1alpha1.NamespaceClaim {
+	t.Helper()
+	var got *tenancyv1alpha1.NamespaceClaim
+	NewWithT(t).Eventually(func(g Gomega) {
+		got = getClaim(g, c)
+		rc := meta.FindStatusCondition(got.Status.Conditions, cond)
+		g.Expect(rc).NotTo(BeNil(), "condition %s", cond)
+		g.Expect(rc.Status).To(Equal(status), "condition %s: %s %s", cond, rc.Reason, rc.Message)
+		g.Expect(rc.Reason).To(Equal(reason), rc.Message)
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+	return got
+}
+
+// touch triggers a reconcile of the claim through an annotation change.
+func touch(t *testing.T, c *tenancyv1alpha1.NamespaceClaim) {
+	t.Helper()
+	NewWithT(t).Eventually(func() error {
+		cur := &tenancyv1alpha1.NamespaceClaim{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), cur); err != nil {
+			return err
+		}
+		patch := client.MergeFrom(cur.DeepCopy())
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations["test/touch"] = fmt.Sprint(time.Now().UnixNano())
+		return k8s.Patch(context.Background(), cur, patch)
+	}).Should(Succeed())
+}
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
