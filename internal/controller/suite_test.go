@@ -38,9 +38,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -112,6 +114,8 @@ func startManager() {
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   cache.Options{ByObject: managedCacheByObject()},
+		// The suite restarts the manager to prove a restart issues no token.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		panic(err)
@@ -184,9 +188,13 @@ func newClass(t *testing.T, opts ...classOpt) *tenancyv1alpha1.NamespaceClass {
 	return c
 }
 
-func withPrefix(p string) classOpt { return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Naming.Prefix = p } }
-func withRole(r string) classOpt   { return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.ClusterRole = r } }
-func asDefault() classOpt          { return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Default = true } }
+func withPrefix(p string) classOpt {
+	return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Naming.Prefix = p }
+}
+func withRole(r string) classOpt {
+	return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.ClusterRole = r }
+}
+func asDefault() classOpt { return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Default = true } }
 func withMaxTTL(d time.Duration) classOpt {
 	return func(c *tenancyv1alpha1.NamespaceClass) {
 		c.Spec.Lifetime.MaxTTL = &metav1.Duration{Duration: d}
