@@ -1,0 +1,164 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	v1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+)
+
+var k8s client.Client
+
+// TestMain installs the generated CRDs into envtest's kube-apiserver, so every CEL rule and schema
+// bound is checked by the real API server.
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-unit`")
+		os.Exit(1)
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	s := runtime.NewScheme()
+	_ = v1.AddToScheme(s)
+	if k8s, err = client.New(cfg, client.Options{Scheme: s}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func dur(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+var seq int
+
+func name(p string) string { seq++; return fmt.Sprintf("%s-%d", p, seq) }
+
+func TestClaimValidation(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		objName string
+		spec    v1.NamespaceClaimSpec
+		wantErr string
+	}{
+		{name: "empty spec is valid"},
+		{name: "all fields", spec: v1.NamespaceClaimSpec{ClassName: "ci", NamespaceName: "pr-1", TTL: dur(time.Hour), Labels: map[string]string{"branch": "x"}}},
+		{name: "namespaceName not a label", spec: v1.NamespaceClaimSpec{NamespaceName: "PR_1"}, wantErr: "namespaceName must be a DNS-1123 label"},
+		{name: "namespaceName too long", spec: v1.NamespaceClaimSpec{NamespaceName: strings.Repeat("a", 64)}, wantErr: "spec.namespaceName"},
+		{name: "namespaceName kube-", spec: v1.NamespaceClaimSpec{NamespaceName: "kube-x"}, wantErr: "must not be a system namespace"},
+		{name: "namespaceName default", spec: v1.NamespaceClaimSpec{NamespaceName: "default"}, wantErr: "must not be a system namespace"},
+		{name: "ttl too short", spec: v1.NamespaceClaimSpec{TTL: dur(30 * time.Second)}, wantErr: "ttl must be between 1m and 8760h"},
+		{name: "ttl too long", spec: v1.NamespaceClaimSpec{TTL: dur(9000 * time.Hour)}, wantErr: "ttl must be between 1m and 8760h"},
+		{name: "reserved label", spec: v1.NamespaceClaimSpec{Labels: map[string]string{"tenancy.nsclaim.dev/managed-by": "me"}}, wantErr: "labels must not use the reserved prefixes"},
+		{name: "psa label", spec: v1.NamespaceClaimSpec{Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}, wantErr: "labels must not use the reserved prefixes"},
+		{name: "claim name too long", objName: strings.Repeat("c", 64), wantErr: "metadata.name must be a DNS-1123 label of at most 63 characters"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.objName
+			if n == "" {
+				n = name("claim")
+			}
+			c := &v1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "default"}, Spec: tc.spec}
+			err := k8s.Create(ctx, c)
+			check(t, err, tc.wantErr)
+		})
+	}
+}
+
+func TestClaimImmutability(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		from    v1.NamespaceClaimSpec
+		mutate  func(*v1.NamespaceClaimSpec)
+		wantErr string
+	}{
+		{"className changed", v1.NamespaceClaimSpec{ClassName: "a"}, func(s *v1.NamespaceClaimSpec) { s.ClassName = "b" }, "className is immutable"},
+		{"className added", v1.NamespaceClaimSpec{}, func(s *v1.NamespaceClaimSpec) { s.ClassName = "b" }, "className is immutable"},
+		{"className removed", v1.NamespaceClaimSpec{ClassName: "a"}, func(s *v1.NamespaceClaimSpec) { s.ClassName = "" }, "className is immutable"},
+		{"namespaceName changed", v1.NamespaceClaimSpec{NamespaceName: "a"}, func(s *v1.NamespaceClaimSpec) { s.NamespaceName = "b" }, "namespaceName is immutable"},
+		{"ttl raised", v1.NamespaceClaimSpec{TTL: dur(time.Hour)}, func(s *v1.NamespaceClaimSpec) { s.TTL = dur(2 * time.Hour) }, ""},
+		{"labels changed", v1.NamespaceClaimSpec{}, func(s *v1.NamespaceClaimSpec) { s.Labels = map[string]string{"a": "b"} }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &v1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: name("imm"), Namespace: "default"}, Spec: tc.from}
+			if err := k8s.Create(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			tc.mutate(&c.Spec)
+			check(t, k8s.Update(ctx, c), tc.wantErr)
+		})
+	}
+}
+
+func TestClassValidation(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		spec    v1.NamespaceClassSpec
+		wantErr string
+	}{
+		{name: "empty spec is valid (defaults)"},
+		{name: "ttl order", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{DefaultTTL: dur(48 * time.Hour), MaxTTL: dur(24 * time.Hour)}}, wantErr: "lifetime.defaultTTL must not exceed lifetime.maxTTL"},
+		{name: "default ttl above defaulted max", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{DefaultTTL: dur(200 * time.Hour)}}, wantErr: "lifetime.defaultTTL must not exceed lifetime.maxTTL"},
+		{name: "token ttl too short", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{TokenTTL: dur(5 * time.Minute), RenewBefore: dur(time.Minute)}}, wantErr: "credentials.tokenTTL must be between 10m and 48h"},
+		{name: "renewBefore not shorter", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{TokenTTL: dur(time.Hour), RenewBefore: dur(time.Hour)}}, wantErr: "credentials.renewBefore must be shorter than credentials.tokenTTL"},
+		{name: "bad prefix", spec: v1.NamespaceClassSpec{Naming: v1.NamingSpec{Prefix: "CI_"}}, wantErr: "spec.naming.prefix"},
+		{name: "bad network policy", spec: v1.NamespaceClassSpec{NetworkPolicy: "AllowAll"}, wantErr: "spec.networkPolicy"},
+		{name: "bad psa level", spec: v1.NamespaceClassSpec{PodSecurity: "strict"}, wantErr: "spec.podSecurity"},
+		{name: "reserved namespace label", spec: v1.NamespaceClassSpec{NamespaceLabels: map[string]string{"tenancy.nsclaim.dev/claim-uid": "x"}}, wantErr: "namespaceLabels must not use the reserved prefixes"},
+		{name: "negative limit", spec: v1.NamespaceClassSpec{Access: v1.AccessSpec{MaxClaimsPerNamespace: -1}}, wantErr: "spec.access.maxClaimsPerNamespace"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &v1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: name("class")}, Spec: tc.spec}
+			check(t, k8s.Create(ctx, c), tc.wantErr)
+		})
+	}
+}
+
+func check(t *testing.T, err error, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Fatalf("want success, got %v", err)
+	case wantErr != "" && err == nil:
+		t.Fatalf("want error containing %q, got success", wantErr)
+	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
+		t.Fatalf("want error containing %q, got %v", wantErr, err)
+	}
+}
