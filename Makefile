@@ -264,15 +264,22 @@ endef
 # $3 - package
 # $4 - version (for the file name)
 # $5 - extra go build flags
+# $6 - CGO_ENABLED (default 0)
 define go-build-wrapped-tool
 @[ -f "$(1)-$(4)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(1)-$(4)" ] || { \
 set -e; \
 echo "Building $(3)@$(4) from source" ;\
 rm -f $(1) ;\
-cd $(2) && go build $(5) -o $(1)-$(4) $(3) ;\
+CGO_ENABLED=$(or $(6),0) go -C $(2) build $(5) -o $(1)-$(4) $(3) ;\
 } ;\
 ln -sf $$(realpath $(1)-$(4)) $(1)
 endef
+
+OPERATOR_SDK_PKG = github.com/operator-framework/operator-sdk
+# Stamped like operator-sdk's own release build, or generated projects report version "unknown".
+OPERATOR_SDK_BUILD_FLAGS = -tags=containers_image_openpgp -ldflags "-X $(OPERATOR_SDK_PKG)/internal/version.Version=$(OPERATOR_SDK_VERSION) -X $(OPERATOR_SDK_PKG)/internal/version.GitVersion=$(OPERATOR_SDK_VERSION) -X $(OPERATOR_SDK_PKG)/internal/version.GitCommit=6001c29067051e1a04e829ea033988b904d1845e -X $(OPERATOR_SDK_PKG)/internal/version.KubernetesVersion=v1.33.1 -X $(OPERATOR_SDK_PKG)/internal/version.ImageVersion=$(OPERATOR_SDK_VERSION)"
+OPM_PKG = github.com/operator-framework/operator-registry
+OPM_BUILD_FLAGS = -tags=json1,containers_image_openpgp -ldflags "-X $(OPM_PKG)/cmd/opm/version.opmVersion=$(OPM_VERSION) -X $(OPM_PKG)/cmd/opm/version.gitCommit=19af4a361697de502ae43b0ab5b072973cbe4655 -X $(OPM_PKG)/cmd/opm/version.buildDate=2026-07-23T19:28:03Z"
 
 .PHONY: operator-sdk
 operator-sdk: $(OPERATOR_SDK) ## Build operator-sdk locally if necessary.
@@ -287,7 +294,7 @@ $(SCORECARD_TEST): $(LOCALBIN) hack/tools/operator-sdk/go.mod
 .PHONY: opm
 opm: $(OPM) ## Build opm locally if necessary.
 $(OPM): $(LOCALBIN) hack/tools/opm/go.mod
-	$(call go-build-wrapped-tool,$(OPM),hack/tools/opm,github.com/operator-framework/operator-registry/cmd/opm,$(OPM_VERSION),$(OPM_BUILD_FLAGS))
+	$(call go-build-wrapped-tool,$(OPM),hack/tools/opm,github.com/operator-framework/operator-registry/cmd/opm,$(OPM_VERSION),$(OPM_BUILD_FLAGS),1)
 
 ##@ Bundle
 
