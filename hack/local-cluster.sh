@@ -454,6 +454,7 @@ cmd_up() {
     --bind-address=127.0.0.1 \
     --secure-port="$APISERVER_PORT" \
     --advertise-address=127.0.0.1 \
+    --endpoint-reconciler-type=none \
     --cert-dir="$STATE/apiserver-certs" \
     --tls-cert-file="$PKI/apiserver.crt" \
     --tls-private-key-file="$PKI/apiserver.key" \

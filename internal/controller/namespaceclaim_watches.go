@@ -88,4 +88,3 @@ func deletionPredicate() predicate.Predicate {
 		},
 	}
 }
-

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs the manager (bin/manager) as a local process against the local cluster, under the operator's
+# own ServiceAccount (nsclaim-operator-system/nsclaim-operator-controller-manager), so the RBAC it
+# ships with is what is exercised, never cluster-admin.
+#
+# Usage: hack/local-operator.sh start|stop|install
+#   install  apply config/local (CRDs, namespace, ServiceAccount, RBAC) with the admin kubeconfig
+#   start    install, then start the manager; waits for /readyz
+#   stop     stop the manager started by start (by saved PID)
+# Environment: LOCAL_CLUSTER_DIR, APISERVER_PORT (see hack/local-cluster.sh), KUBE_BIN_DIR,
+#   OPERATOR_PROBE_PORT (18081), OPERATOR_METRICS_PORT (18443), OPERATOR_ARGS (extra flags).
+set -euo pipefail
+REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+STATE=$(realpath -m "${LOCAL_CLUSTER_DIR:-$REPO_ROOT/tmp/local-cluster}")
+KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
+KUBECTL="$KUBE_BIN_DIR/kubectl"
+export KUBECACHEDIR="$STATE/kubecache"
+APISERVER_PORT=${APISERVER_PORT:-26443}
+PROBE_PORT=${OPERATOR_PROBE_PORT:-18081}
+METRICS_PORT=${OPERATOR_METRICS_PORT:-18443}
+NS=nsclaim-operator-system
+SA=nsclaim-operator-controller-manager
+PIDFILE="$STATE/pids/operator.pid"
+LOG="$STATE/logs/operator.log"
+
+install() {
+  "$REPO_ROOT/bin/kustomize" build "$REPO_ROOT/config/local" | "$KUBECTL" --kubeconfig "$STATE/kubeconfig" apply --server-side -f - >/dev/null
+  "$KUBECTL" --kubeconfig "$STATE/kubeconfig" wait --for condition=established --timeout=60s \
+    crd/namespaceclaims.tenancy.nsclaim.dev crd/namespaceclasses.tenancy.nsclaim.dev >/dev/null
+}
+
+running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null && grep -q manager "/proc/$(cat "$PIDFILE")/cmdline" 2>/dev/null; }
+
+start() {
+  install
+  if running; then echo "operator already running (pid $(cat "$PIDFILE"))"; return 0; fi
+  mkdir -p "$STATE/pids" "$STATE/logs"
+  "$REPO_ROOT/hack/local-cluster.sh" sa-kubeconfig "$NS" "$SA" 48h > "$STATE/operator.kubeconfig"
+  KUBECONFIG="$STATE/operator.kubeconfig" POD_NAMESPACE="$NS" setsid "$REPO_ROOT/bin/manager" \
+    --health-probe-bind-address "127.0.0.1:$PROBE_PORT" --metrics-bind-address "127.0.0.1:$METRICS_PORT" \
+    --kubeconfig-server "https://127.0.0.1:$APISERVER_PORT" ${OPERATOR_ARGS:-} >"$LOG" 2>&1 < /dev/null &
+  echo $! > "$PIDFILE"
+  for _ in $(seq 1 60); do
+    if curl -fsS "http://127.0.0.1:$PROBE_PORT/readyz" >/dev/null 2>&1; then
+      echo "operator running (pid $(cat "$PIDFILE"), log $LOG)"; return 0
+    fi
+    running || { echo "operator exited; last log lines:" >&2; tail -20 "$LOG" >&2; return 1; }
+    sleep 0.5
+  done
+  echo "operator not ready after 30s; last log lines:" >&2; tail -20 "$LOG" >&2; stop; return 1
+}
+
+stop() {
+  if running; then
+    local pid; pid=$(cat "$PIDFILE")
+    kill -TERM "$pid"
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+  fi
+  rm -f "$PIDFILE"
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  *) echo "usage: $0 install|start|stop" >&2; exit 2 ;;
+esac

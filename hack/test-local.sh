@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# make test-local: the e2e suite (test/e2e) against a fresh local cluster with the operator running as
+# its own process under the RBAC it ships with. Uses its own state directory and ports, so a cluster
+# from `make local-up` is not disturbed, and stops everything it started, pass or fail.
+set -euo pipefail
+REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export LOCAL_CLUSTER_DIR=${TEST_CLUSTER_DIR:-$REPO_ROOT/tmp/test-cluster}
+export APISERVER_PORT=${TEST_APISERVER_PORT:-27443} ETCD_CLIENT_PORT=${TEST_ETCD_CLIENT_PORT:-23379}
+export ETCD_PEER_PORT=${TEST_ETCD_PEER_PORT:-23380} CONTROLLER_MANAGER_PORT=${TEST_CONTROLLER_MANAGER_PORT:-21257}
+export OPERATOR_PROBE_PORT=${TEST_OPERATOR_PROBE_PORT:-19081} OPERATOR_METRICS_PORT=${TEST_OPERATOR_METRICS_PORT:-19443}
+export KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
+
+cleanup() {
+  "$REPO_ROOT/hack/local-operator.sh" stop || true
+  "$REPO_ROOT/hack/local-cluster.sh" down || true
+}
+trap cleanup EXIT
+"$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
+"$REPO_ROOT/hack/local-cluster.sh" up
+"$REPO_ROOT/hack/local-operator.sh" start
+status=0
+KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" KUBECTL="$KUBE_BIN_DIR/kubectl" KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache" \
+  go test ./test/e2e/ -count=1 -v -timeout 20m > "$LOCAL_CLUSTER_DIR/e2e.log" 2>&1 || status=$?
+grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- ' "$LOCAL_CLUSTER_DIR/e2e.log" || true
+if [ "$status" -ne 0 ]; then
+  echo "e2e failed; operator log tail:" >&2; tail -30 "$LOCAL_CLUSTER_DIR/logs/operator.log" >&2
+  grep -E -A15 -- '--- FAIL' "$LOCAL_CLUSTER_DIR/e2e.log" >&2 || true
+fi
+exit "$status"
