@@ -75,7 +75,7 @@ test-unit: control-plane ## Run unit tests and the envtest suites (real kube-api
 	KUBEBUILDER_ASSETS="$(KUBE_BIN)" go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
 
 .PHONY: test-local
-test-local: control-plane build ## Run the e2e suite against a local cluster (started, then stopped, here).
+test-local: control-plane build kustomize ## Run the e2e suite against a local cluster (started, then stopped, here).
 	hack/test-local.sh
 
 # E2E on kind, for users with Docker: creates a kind cluster, builds and loads the image, deploys the
