@@ -68,7 +68,7 @@ vet: ## Run go vet against code.
 	go vet ./...
 
 .PHONY: test
-test: manifests generate fmt vet test-unit test-local verify-bundle ## The whole test suite: unit and envtest suites, the e2e suite on a local cluster, bundle validation.
+test: manifests generate fmt vet test-unit test-local verify-bundle scorecard-local ## The whole test suite: unit and envtest suites, the e2e suite on a local cluster, bundle validation and scorecard.
 
 .PHONY: test-unit
 test-unit: control-plane ## Run unit tests and the envtest suites (real kube-apiserver and etcd).

@@ -468,11 +468,12 @@ cmd_up() {
     "${extra[@]}"
   wait_for kube-apiserver "kube-apiserver $SERVER_URL/readyz" "$deadline" apiserver_ready
 
+  # No --authentication-kubeconfig/--authorization-kubeconfig: /healthz is always allowed, and with them
+  # the controller manager logs "missing content for CA bundle requestheader-client-ca-file" forever
+  # because this apiserver has no front-proxy (requestheader) CA. Its /metrics is therefore not served.
   read -r -a extra <<<"${CONTROLLER_MANAGER_EXTRA_ARGS:-}"
   start kube-controller-manager \
     --kubeconfig="$KUBECONFIG_CM" \
-    --authentication-kubeconfig="$KUBECONFIG_CM" \
-    --authorization-kubeconfig="$KUBECONFIG_CM" \
     --bind-address=127.0.0.1 \
     --secure-port="$CONTROLLER_MANAGER_PORT" \
     --cert-dir="$STATE/controller-manager-certs" \

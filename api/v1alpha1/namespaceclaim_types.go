@@ -28,6 +28,7 @@ type NamespaceClaimSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Class Name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	ClassName string `json:"className,omitempty"`
 
 	// namespaceName is the wanted namespace name, put after the class's prefix. Unset means one
@@ -37,18 +38,21 @@ type NamespaceClaimSpec struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="namespaceName must be a DNS-1123 label: lower case letters, digits and '-', starting and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('kube-') && !(self in ['default', 'kube-system', 'kube-public', 'kube-node-lease'])",message="namespaceName must not be a system namespace or start with kube-"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace Name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	NamespaceName string `json:"namespaceName,omitempty"`
 
 	// ttl is how long the namespace lives, counted from the claim's creation; unset means the class's
 	// defaultTTL. It may be raised (up to the class's maxTTL) before the claim expires.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="ttl must be between 1m and 8760h"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="TTL",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	TTL *metav1.Duration `json:"ttl,omitempty"`
 
 	// labels are added to the namespace; the class must allow each key.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('tenancy.nsclaim.dev/') && !k.startsWith('pod-security.kubernetes.io/') && !k.startsWith('kubernetes.io/'))",message="labels must not use the reserved prefixes tenancy.nsclaim.dev/, pod-security.kubernetes.io/ and kubernetes.io/"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace Labels",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:label"}
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
@@ -56,6 +60,7 @@ type NamespaceClaimSpec struct {
 type NamespaceClaimStatus struct {
 	// observedGeneration is the generation last fully reconciled.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Observed Generation",xDescriptors={"urn:alm:descriptor:text"}
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// conditions: Ready summarises NamespaceReady, CredentialsReady and PermissionsVerified;
@@ -65,27 +70,33 @@ type NamespaceClaimStatus struct {
 	// +listMapKey=type
 	// +patchStrategy=merge
 	// +patchMergeKey=type
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// className is the class in use (the default class when the spec names none).
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Class Name",xDescriptors={"urn:alm:descriptor:text"}
 	ClassName string `json:"className,omitempty"`
 
 	// namespace is the name of the namespace provisioned for this claim.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Namespace",xDescriptors={"urn:alm:descriptor:io.kubernetes:Namespace"}
 	Namespace string `json:"namespace,omitempty"`
 
 	// credentialsSecretName is the Secret, next to the claim, holding kubeconfig, token, ca.crt and
 	// namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Credentials Secret",xDescriptors={"urn:alm:descriptor:io.kubernetes:Secret"}
 	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
 
 	// expiresAt is when the namespace will be deleted.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Expires At",xDescriptors={"urn:alm:descriptor:text"}
 	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
 
 	// tokenExpiresAt is when the current token expires; a new one is issued before then.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Token Expires At",xDescriptors={"urn:alm:descriptor:text"}
 	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
 }
 

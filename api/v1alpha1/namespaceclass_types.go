@@ -54,6 +54,7 @@ type NamespaceClassSpec struct {
 	// default marks this class as the one used by claims that name no class. At most one class
 	// should be the default; when several are, claims without a class are refused.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Default Class",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
 	Default bool `json:"default,omitempty"`
 
 	// clusterRole is the ClusterRole bound to the claim's identity inside its namespace. The operator
@@ -62,6 +63,7 @@ type NamespaceClassSpec struct {
 	// +kubebuilder:default=edit
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Cluster Role",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	ClusterRole string `json:"clusterRole,omitempty"`
 
 	// extraRoleBindings are further RoleBindings created in each namespace, for example a team group
@@ -70,25 +72,30 @@ type NamespaceClassSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Extra Role Bindings",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	ExtraRoleBindings []ExtraRoleBinding `json:"extraRoleBindings,omitempty"`
 
 	// resourceQuota, when set, becomes a ResourceQuota named nsclaim-quota in each namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Resource Quota",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	ResourceQuota *corev1.ResourceQuotaSpec `json:"resourceQuota,omitempty"`
 
 	// limitRange, when set, becomes a LimitRange named nsclaim-limits in each namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Limit Range",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	LimitRange *corev1.LimitRangeSpec `json:"limitRange,omitempty"`
 
 	// networkPolicy selects a NetworkPolicy preset installed in each namespace.
 	// +optional
 	// +kubebuilder:default=None
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Network Policy",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:None","urn:alm:descriptor:com.tectonic.ui:select:DenyFromOtherNamespaces"}
 	NetworkPolicy NetworkPolicyPreset `json:"networkPolicy,omitempty"`
 
 	// podSecurity is the Pod Security Admission level enforced (and warned and audited) in each
 	// namespace.
 	// +optional
 	// +kubebuilder:default=baseline
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod Security Level",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:privileged","urn:alm:descriptor:com.tectonic.ui:select:baseline","urn:alm:descriptor:com.tectonic.ui:select:restricted"}
 	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
 
 	// namespaceLabels are added to each namespace. Keys of nsclaim and of Pod Security Admission are
@@ -96,12 +103,14 @@ type NamespaceClassSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('tenancy.nsclaim.dev/') && !k.startsWith('pod-security.kubernetes.io/'))",message="namespaceLabels must not use the reserved prefixes tenancy.nsclaim.dev/ and pod-security.kubernetes.io/"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace Labels",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:label","urn:alm:descriptor:com.tectonic.ui:advanced"}
 	NamespaceLabels map[string]string `json:"namespaceLabels,omitempty"`
 
 	// namespaceAnnotations are added to each namespace. Keys of nsclaim are reserved.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('tenancy.nsclaim.dev/'))",message="namespaceAnnotations must not use the reserved prefix tenancy.nsclaim.dev/"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace Annotations",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	NamespaceAnnotations map[string]string `json:"namespaceAnnotations,omitempty"`
 
 	// allowedClaimLabels lists the label keys a claim may add to its namespace.
@@ -109,22 +118,27 @@ type NamespaceClassSpec struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=317
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Allowed Claim Labels",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	AllowedClaimLabels []string `json:"allowedClaimLabels,omitempty"`
 
 	// naming controls how namespace names are derived.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Naming"
 	Naming NamingSpec `json:"naming,omitempty"`
 
 	// lifetime bounds how long a namespace lives.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Lifetime"
 	Lifetime LifetimeSpec `json:"lifetime,omitempty"`
 
 	// credentials controls the tokens handed to the claim.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Credentials",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	Credentials CredentialsSpec `json:"credentials,omitempty"`
 
 	// access limits who may use this class.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Access"
 	Access AccessSpec `json:"access,omitempty"`
 }
 
@@ -135,12 +149,14 @@ type ExtraRoleBinding struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Name string `json:"name"`
 
 	// clusterRole is the ClusterRole bound. The operator must hold `bind` on it.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Cluster Role",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	ClusterRole string `json:"clusterRole"`
 
 	// subjects receive the role in the namespace.
@@ -148,6 +164,7 @@ type ExtraRoleBinding struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Subjects"
 	Subjects []rbacv1.Subject `json:"subjects"`
 }
 
@@ -157,6 +174,7 @@ type NamingSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=30
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*)?$`
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace Prefix",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Prefix string `json:"prefix,omitempty"`
 }
 
@@ -166,12 +184,14 @@ type LifetimeSpec struct {
 	// +optional
 	// +kubebuilder:default="24h"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="lifetime.defaultTTL must be at least 1m"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Default TTL",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	DefaultTTL *metav1.Duration `json:"defaultTTL,omitempty"`
 
 	// maxTTL is the longest lifetime a claim may ask for.
 	// +optional
 	// +kubebuilder:default="168h"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="lifetime.maxTTL must be at least 1m"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Maximum TTL",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	MaxTTL *metav1.Duration `json:"maxTTL,omitempty"`
 }
 
@@ -181,12 +201,14 @@ type CredentialsSpec struct {
 	// +optional
 	// +kubebuilder:default="1h"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10m') && duration(self) <= duration('48h')",message="credentials.tokenTTL must be between 10m and 48h"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Token TTL",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	TokenTTL *metav1.Duration `json:"tokenTTL,omitempty"`
 
 	// renewBefore is how long before a token expires a new one is issued.
 	// +optional
 	// +kubebuilder:default="20m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="credentials.renewBefore must be at least 1m"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Renew Before",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
 }
 
@@ -195,6 +217,7 @@ type AccessSpec struct {
 	// requesterNamespaceSelector selects the namespaces whose claims may use this class. Unset means
 	// every namespace; an empty selector also matches every namespace.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Requester Namespace Selector",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Namespace"}
 	RequesterNamespaceSelector *metav1.LabelSelector `json:"requesterNamespaceSelector,omitempty"`
 
 	// maxClaimsPerNamespace caps the active claims of this class in one requester namespace. Zero
@@ -202,6 +225,7 @@ type AccessSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Max Claims per Namespace",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	MaxClaimsPerNamespace int32 `json:"maxClaimsPerNamespace,omitempty"`
 }
 
