@@ -23,15 +23,12 @@ import (
 	"os"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -126,7 +123,7 @@ func run(o options) error {
 		LeaderElectionNamespace:       o.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       ptrTo(30 * time.Second),
-		Cache:                         cacheOptions(),
+		Cache:                         controller.CacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -153,18 +150,6 @@ func run(o options) error {
 	}
 	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "workers", o.maxConcurrentReconciles)
 	return mgr.Start(ctrl.SetupSignalHandler())
-}
-
-// cacheOptions limits the informer caches of namespaced children to the objects nsclaim made (by its
-// managed-by label): the operator never caches every Secret, RoleBinding or ServiceAccount of the
-// cluster.
-func cacheOptions() cache.Options {
-	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
-	byObject := map[client.Object]cache.ByObject{}
-	for _, o := range controller.ManagedTypes() {
-		byObject[o] = cache.ByObject{Label: managed}
-	}
-	return cache.Options{ByObject: byObject}
 }
 
 // kubeconfigEndpoint returns the API server URL and CA for issued kubeconfigs: the configured ones, or

@@ -28,7 +28,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
@@ -176,6 +178,17 @@ func ManagedTypes() []client.Object {
 		&corev1.Secret{}, &corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
 		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{},
 	}
+}
+
+// CacheOptions limits the manager's informer caches of ManagedTypes to the objects that carry
+// nsclaim's managed-by label.
+func CacheOptions() cache.Options {
+	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
+	byObject := map[client.Object]cache.ByObject{}
+	for _, o := range ManagedTypes() {
+		byObject[o] = cache.ByObject{Label: managed}
+	}
+	return cache.Options{ByObject: byObject}
 }
 
 // isManaged reports whether obj carries nsclaim's managed-by label.

@@ -32,7 +32,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -40,7 +39,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -113,7 +111,7 @@ func startManager() {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{ByObject: managedCacheByObject()},
+		Cache:   CacheOptions(),
 		// The suite restarts the manager to prove a restart issues no token.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -145,16 +143,6 @@ func startManager() {
 func stopManager() {
 	mgrCancel()
 	<-mgrDone
-}
-
-// managedCacheByObject mirrors cmd/main.go's cache options.
-func managedCacheByObject() map[client.Object]cache.ByObject {
-	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
-	out := map[client.Object]cache.ByObject{}
-	for _, o := range ManagedTypes() {
-		out[o] = cache.ByObject{Label: managed}
-	}
-	return out
 }
 
 // testRoleName is a ClusterRole like edit, with its rules spelled out.
