@@ -8,7 +8,8 @@
 #   start    install, then start the manager; waits for /readyz
 #   stop     stop the manager started by start (by saved PID)
 # Environment: LOCAL_CLUSTER_DIR, APISERVER_PORT (see hack/local-cluster.sh), KUBE_BIN_DIR,
-#   OPERATOR_PROBE_PORT (18081), OPERATOR_METRICS_PORT (18443), OPERATOR_ARGS (extra flags).
+#   OPERATOR_PROBE_PORT (18081), OPERATOR_METRICS_PORT (18443), OPERATOR_ARGS (extra flags),
+#   MANAGER_BIN (the manager binary; bin/manager).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 STATE=$(realpath -m "${LOCAL_CLUSTER_DIR:-$REPO_ROOT/tmp/local-cluster}")
@@ -20,6 +21,7 @@ PROBE_PORT=${OPERATOR_PROBE_PORT:-18081}
 METRICS_PORT=${OPERATOR_METRICS_PORT:-18443}
 NS=nsclaim-operator-system
 SA=nsclaim-operator-controller-manager
+MANAGER_BIN=${MANAGER_BIN:-$REPO_ROOT/bin/manager}
 PIDFILE="$STATE/pids/operator.pid"
 LOG="$STATE/logs/operator.log"
 
@@ -36,7 +38,7 @@ start() {
   if running; then echo "operator already running (pid $(cat "$PIDFILE"))"; return 0; fi
   mkdir -p "$STATE/pids" "$STATE/logs"
   "$REPO_ROOT/hack/local-cluster.sh" sa-kubeconfig "$NS" "$SA" 48h > "$STATE/operator.kubeconfig"
-  KUBECONFIG="$STATE/operator.kubeconfig" POD_NAMESPACE="$NS" setsid "$REPO_ROOT/bin/manager" \
+  KUBECONFIG="$STATE/operator.kubeconfig" POD_NAMESPACE="$NS" setsid "$MANAGER_BIN" \
     --health-probe-bind-address "127.0.0.1:$PROBE_PORT" --metrics-bind-address "127.0.0.1:$METRICS_PORT" \
     --kubeconfig-server "https://127.0.0.1:$APISERVER_PORT" ${OPERATOR_ARGS:-} >"$LOG" 2>&1 < /dev/null &
   echo $! > "$PIDFILE"
