@@ -23,6 +23,7 @@ import (
 // NamespaceClaimSpec is what a pipeline asks for.
 // +kubebuilder:validation:XValidation:rule="has(self.className) == has(oldSelf.className) && (!has(self.className) || self.className == oldSelf.className)",message="className is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.namespaceName) == has(oldSelf.namespaceName) && (!has(self.namespaceName) || self.namespaceName == oldSelf.namespaceName)",message="namespaceName is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretName) == has(oldSelf.credentialsSecretName) && (!has(self.credentialsSecretName) || self.credentialsSecretName == oldSelf.credentialsSecretName)",message="credentialsSecretName is immutable"
 type NamespaceClaimSpec struct {
 	// className names the NamespaceClass to use; unset means the default class. Immutable.
 	// +optional
@@ -54,6 +55,16 @@ type NamespaceClaimSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('tenancy.nsclaim.dev/') && !k.startsWith('pod-security.kubernetes.io/') && !k.startsWith('kubernetes.io/'))",message="labels must not use the reserved prefixes tenancy.nsclaim.dev/, pod-security.kubernetes.io/ and kubernetes.io/"
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace Labels",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:label"}
 	Labels map[string]string `json:"labels,omitempty"`
+
+	// credentialsSecretName is the Secret, next to the claim, that receives the credentials; unset
+	// means "<claim name>-kubeconfig". A Secret of that name that nsclaim did not make for this claim
+	// is never read or changed (the claim reports SecretConflict). Immutable.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="credentialsSecretName must be a DNS-1123 subdomain"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Credentials Secret Name",xDescriptors={"urn:alm:descriptor:io.kubernetes:Secret"}
+	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
 }
 
 // NamespaceClaimStatus is what the operator observed and did.
@@ -98,6 +109,12 @@ type NamespaceClaimStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Token Expires At",xDescriptors={"urn:alm:descriptor:text"}
 	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
+	// tokenServiceAccountUID is the UID of the ServiceAccount the current token was issued for; a
+	// recreated ServiceAccount invalidates the token, and a new one is issued. The operator keeps this
+	// record here because it never reads Secrets.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Token ServiceAccount UID",xDescriptors={"urn:alm:descriptor:text"}
+	TokenServiceAccountUID string `json:"tokenServiceAccountUID,omitempty"`
 }
 
 // +kubebuilder:object:root=true

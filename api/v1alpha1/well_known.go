@@ -37,11 +37,26 @@ const (
 	// ClassLabel carries the class a namespace was made from.
 	ClassLabel = "tenancy.nsclaim.dev/class"
 
-	// TokenExpiresAtAnnotation on a credentials Secret records when its token expires (RFC 3339).
+	// TokenExpiresAtAnnotation on a credentials Secret tells its reader when the token expires (RFC
+	// 3339). The operator keeps its own record in the claim's status.
 	TokenExpiresAtAnnotation = "tenancy.nsclaim.dev/token-expires-at"
-	// ServiceAccountUIDAnnotation on a credentials Secret records the UID of the ServiceAccount the
-	// token was issued for; a recreated ServiceAccount invalidates the token.
-	ServiceAccountUIDAnnotation = "tenancy.nsclaim.dev/serviceaccount-uid"
+
+	// TokenPolicyAnnotation on a NamespaceClaim or a request ConfigMap says how often a token is
+	// issued: TokenPolicyMultipleTimes (the default: renewed before it expires, and re-issued when the
+	// Secret is deleted) or TokenPolicyOnlyOnce (issued once, valid until the claim expires, never
+	// renewed or re-issued, so a pipeline may delete the Secret once it has read it). The name is the
+	// shell operator's (nsplease), so that existing pipelines keep working.
+	TokenPolicyAnnotation = "nsplease.container.training/issue-token"
+	// TokenPolicyOnlyOnce is a value of TokenPolicyAnnotation.
+	TokenPolicyOnlyOnce = "only-once"
+	// TokenPolicyMultipleTimes is a value of TokenPolicyAnnotation.
+	TokenPolicyMultipleTimes = "multiple-times"
+
+	// RequestLabel marks a NamespaceClaim that the operator made for a request ConfigMap; its value is
+	// RequestConfigMap.
+	RequestLabel = "tenancy.nsclaim.dev/request"
+	// RequestConfigMap is the value of RequestLabel.
+	RequestConfigMap = "configmap"
 
 	// TenantServiceAccountName is the ServiceAccount in each namespace whose tokens are handed out.
 	TenantServiceAccountName = "nsclaim-tenant"
@@ -103,6 +118,13 @@ const (
 	NamespaceTerminatingReason = "NamespaceTerminating"
 	// ReleasedReason: the tenant deleted its namespace; the claim is deleted next.
 	ReleasedReason = "Released"
+	// NameNotAllowedReason: a request ConfigMap's name matches none of the configured patterns.
+	NameNotAllowedReason = "NameNotAllowed"
+	// RequestRejectedReason: the NamespaceClaim for a request ConfigMap could not be created.
+	RequestRejectedReason = "RequestRejected"
+	// InvalidTokenPolicyReason: the token policy annotation has a value other than only-once or
+	// multiple-times.
+	InvalidTokenPolicyReason = "InvalidTokenPolicy"
 	// InternalErrorReason: an API call failed; details are in the operator's log.
 	InternalErrorReason = "InternalError"
 )

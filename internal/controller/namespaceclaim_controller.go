@@ -63,6 +63,9 @@ type NamespaceClaimReconciler struct {
 	SelfTestConcurrency int
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
+	// RequestsNamespace is the namespace of the ConfigMap protocol's requests; empty when it is off.
+	// Claims the operator made there for request ConfigMaps get namespaces named exactly after them.
+	RequestsNamespace string
 }
 
 // +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclaims,verbs=get;list;watch;delete;patch
@@ -72,7 +75,7 @@ type NamespaceClaimReconciler struct {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create,resourceNames=nsclaim-tenant
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=resourcequotas;limitranges,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;delete
@@ -118,8 +121,8 @@ func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, clai
 	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
 		return nil
 	}
-	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("patching status: %w", client.IgnoreNotFound(err))
+	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("patching status: %w", err)
 	}
 	return nil
 }
@@ -154,7 +157,6 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	managed := builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate()))).
-		Owns(&corev1.Secret{}).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToClaims)).
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).

@@ -102,7 +102,9 @@ func TestProvisionsNamespaceChildrenAndCredentials(t *testing.T) {
 	g.Expect(sec.Data).To(HaveKey(credentials.TokenKey))
 	g.Expect(sec.Data).To(HaveKeyWithValue(credentials.NamespaceKey, []byte(want)))
 	g.Expect(sec.Data).To(HaveKeyWithValue(credentials.CAKey, cfg.CAData))
-	g.Expect(sec.OwnerReferences).To(ConsistOf(HaveField("UID", claim.UID)))
+	g.Expect(sec.OwnerReferences).To(ConsistOf(
+		And(HaveField("UID", claim.UID), HaveField("Controller", HaveValue(BeTrue()))),
+		And(HaveField("Kind", "Namespace"), HaveField("UID", ns.UID), HaveField("BlockOwnerDeletion", BeNil()))))
 	kc, err := clientcmd.Load(sec.Data[credentials.KubeconfigKey])
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(kc.Contexts[kc.CurrentContext].Namespace).To(Equal(want))

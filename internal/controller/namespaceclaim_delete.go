@@ -57,8 +57,8 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	}
 	before := claim.DeepCopy()
 	controllerutil.RemoveFinalizer(claim, tenancyv1alpha1.ClaimFinalizer)
-	if err := r.Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", client.IgnoreNotFound(err))
+	if err := r.Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
 	return ctrl.Result{}, nil
 }

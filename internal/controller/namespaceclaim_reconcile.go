@@ -18,7 +18,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -71,11 +73,14 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		return fmt.Errorf("listing claims in %s: %w", claim.Namespace, err)
 	}
 	ttl, ttlRefusal := provision.TTL(claim, class)
+	once, policyRefusal := provision.TokenOnlyOnce(claim)
+	s.tokenOnce = once
 	for _, ref := range []*provision.Refusal{
 		provision.CheckAccess(class, requester.Labels),
 		provision.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings.Items),
 		provision.CheckLabels(claim, class),
 		ttlRefusal,
+		policyRefusal,
 	} {
 		if ref != nil {
 			s.refusal = ref
@@ -84,7 +89,11 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	}
 	s.expiresAt = claim.CreationTimestamp.Add(ttl)
 	claim.Status.ExpiresAt = credentials.ExpiryTime(s.expiresAt)
-	name := provision.NamespaceName(class.Spec.Naming.Prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name)
+	prefix := class.Spec.Naming.Prefix
+	if provision.IsRequestClaim(claim, r.RequestsNamespace) {
+		prefix = ""
+	}
+	name := provision.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name)
 	if claim.Status.Namespace != "" {
 		name = claim.Status.Namespace
 	}
@@ -310,70 +319,166 @@ func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimSc
 }
 
 // reconcileCredentials keeps a Secret next to the claim with a valid token of the tenant ServiceAccount.
-// A token is issued only when there is none, when the ServiceAccount was recreated, or when renewal is
-// due; otherwise the stored token is kept (so a restart issues nothing). A Secret of that name that
-// nsclaim did not make for this claim is refused and left untouched.
+// The operator never reads Secrets: what it issued is recorded in the claim's status, and the Secret is
+// only ever created, or changed through a JSON patch whose first operation tests the claim-uid label,
+// so a Secret of that name that nsclaim did not make for this claim is never read or changed (the
+// claim is refused with SecretConflict). A token is issued when there is none or its Secret is gone,
+// when the ServiceAccount was recreated, or when renewal is due; with the only-once token policy it is
+// issued once, valid until the claim expires, and never again.
 func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *claimScope) error {
+	claim := s.claim
+	name := credentialsSecretName(claim)
+	rec := tokenRecord(claim)
+	if s.tokenOnce && rec != nil && claim.Status.CredentialsSecretName == name {
+		s.credentialsReady = true
+		return nil
+	}
 	ns := s.desired.Namespace.Name
 	sa := &corev1.ServiceAccount{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
 		return fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
 	}
-	name := credentials.SecretName(s.claim.Name)
-	current, err := r.credentialsSecret(ctx, s.claim.Namespace, name)
+	// Trust the record without asking the API server only in steady state: a Ready claim where
+	// nothing was repaired. A Secret deleted meanwhile is re-created at the next renewal.
+	state := secretOurs
+	if rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != name {
+		var err error
+		if state, err = r.probeSecret(ctx, claim, name); err != nil {
+			return err
+		}
+	}
+	switch state {
+	case secretForeign:
+		s.refusal = secretConflict(claim, name)
+		return nil
+	case secretAbsent:
+		rec = nil
+	}
+	renewBefore := provision.RenewBefore(s.class)
+	decision := credentials.Schedule(s.now, rec, string(sa.UID), renewBefore)
+	if !decision.Issue {
+		s.renewAt = decision.RenewAt
+		s.credentialsReady = true
+		return nil
+	}
+	ttl := provision.TokenTTL(s.class)
+	if s.tokenOnce {
+		ttl = credentials.OnceTTL(s.now, s.expiresAt)
+	}
+	tok, err := r.issueToken(ctx, sa, ttl)
 	if err != nil {
 		return err
 	}
-	if current != nil && !credentials.Owned(current, string(s.claim.UID)) {
-		s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
-			"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched: delete or rename it", s.claim.Namespace, name)}
-		return nil
+	logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(sa), "reason", decision.Reason, "expiresAt", tok.ExpiresAt, "onlyOnce", s.tokenOnce)
+	data, err := credentials.SecretData(r.Endpoint, ns, tok)
+	if err != nil {
+		return fmt.Errorf("rendering kubeconfig: %w", err)
 	}
-	renewBefore := provision.RenewBefore(s.class)
-	decision := credentials.Schedule(s.now, current, string(sa.UID), renewBefore)
-	var tok credentials.Token
-	if decision.Issue {
-		tok, err = r.issueToken(ctx, sa, provision.TokenTTL(s.class))
-		if err != nil {
-			return err
-		}
-		s.tokenIssued = true
-		s.renewAt = tok.ExpiresAt.Add(-renewBefore)
-		logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(sa), "reason", decision.Reason, "expiresAt", tok.ExpiresAt)
+	if state == secretAbsent {
+		err = r.createSecret(ctx, s, name, data, tok.ExpiresAt)
 	} else {
-		exp, uid, _ := credentials.Stored(current)
-		tok = credentials.Token{Value: string(current.Data[credentials.TokenKey]), ExpiresAt: exp, ServiceAccountUID: uid}
-		s.renewAt = decision.RenewAt
+		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}},
+			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok.ExpiresAt)), client.FieldOwner(FieldOwner))
+		if isPatchTestFailure(err) {
+			s.refusal = secretConflict(claim, name)
+			return nil
+		}
 	}
-	if err := r.writeCredentials(ctx, s, current, name, tok); err != nil {
-		return err
+	if err != nil {
+		return fmt.Errorf("writing Secret %s/%s: %w", claim.Namespace, name, err)
 	}
-	s.claim.Status.CredentialsSecretName = name
-	s.claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
+	s.tokenIssued = true
+	s.repaired++
+	if !s.tokenOnce {
+		s.renewAt = tok.ExpiresAt.Add(-renewBefore)
+	}
+	claim.Status.CredentialsSecretName = name
+	claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
+	claim.Status.TokenServiceAccountUID = tok.ServiceAccountUID
 	s.credentialsReady = true
 	return nil
 }
 
-// credentialsSecret returns the Secret name in namespace, from the label-selected cache, or from the
-// API server when the cache does not have it (a Secret without nsclaim's label is not cached), or nil.
-func (r *NamespaceClaimReconciler) credentialsSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	key := client.ObjectKey{Namespace: namespace, Name: name}
-	sec := &corev1.Secret{}
-	ok, err := found(r.Get(ctx, key, sec))
-	if err != nil {
-		return nil, fmt.Errorf("reading Secret %s: %w", key, err)
+// secretState is what a probe learned about the credentials Secret.
+type secretState int
+
+const (
+	secretOurs secretState = iota
+	secretAbsent
+	secretForeign
+)
+
+// probeSecret finds out whether the credentials Secret exists and is this claim's, with a JSON patch
+// that changes nothing and fails on any Secret that is not this claim's, so nothing is read.
+func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, error) {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
+	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(FieldOwner))
+	switch {
+	case err == nil:
+		return secretOurs, nil
+	case apierrors.IsNotFound(err):
+		return secretAbsent, nil
+	case isPatchTestFailure(err):
+		return secretForeign, nil
 	}
-	if ok {
-		return sec, nil
+	return secretOurs, fmt.Errorf("checking Secret %s/%s: %w", claim.Namespace, name, err)
+}
+
+// createSecret creates the credentials Secret, owned by the claim (garbage-collected with it) and by the
+// namespace (so that, as the ConfigMap protocol promises, deleting the namespace removes it too).
+func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimScope, name string, data map[string][]byte, expiresAt time.Time) error {
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.claim.Namespace, Labels: map[string]string{
+			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
+			tenancyv1alpha1.ClaimUIDLabel:  string(s.claim.UID),
+		}, Annotations: credentials.TokenAnnotations(expiresAt)},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
 	}
-	ok, err = found(r.APIReader.Get(ctx, key, sec))
-	if err != nil {
-		return nil, fmt.Errorf("reading Secret %s: %w", key, err)
+	if err := controllerutil.SetControllerReference(s.claim, sec, r.Scheme()); err != nil {
+		return fmt.Errorf("setting owner of Secret %s: %w", klog.KObj(sec), err)
 	}
-	if !ok {
-		return nil, nil
+	if s.namespace != nil {
+		sec.OwnerReferences = append(sec.OwnerReferences, namespaceOwnerRef(s.namespace))
 	}
-	return sec, nil
+	err := r.Create(ctx, sec, client.FieldOwner(FieldOwner))
+	if apierrors.IsAlreadyExists(err) {
+		// Made since the probe; the next reconcile probes it again.
+		return fmt.Errorf("secret %s appeared while it was being created: %w", klog.KObj(sec), err)
+	}
+	return err
+}
+
+// namespaceOwnerRef makes ns an owner (not a controller, not blocking its deletion) of a dependent.
+func namespaceOwnerRef(ns *corev1.Namespace) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: ns.Name, UID: ns.UID}
+}
+
+// isPatchTestFailure reports a JSON patch whose test operation failed (422 without a field cause).
+func isPatchTestFailure(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity
+}
+
+func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *provision.Refusal {
+	return &provision.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
+		"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched: delete it, or set spec.credentialsSecretName", claim.Namespace, name)}
+}
+
+// credentialsSecretName is the claim's credentials Secret: spec.credentialsSecretName or the default.
+func credentialsSecretName(claim *tenancyv1alpha1.NamespaceClaim) string {
+	if claim.Spec.CredentialsSecretName != "" {
+		return claim.Spec.CredentialsSecretName
+	}
+	return credentials.SecretName(claim.Name)
+}
+
+// tokenRecord is the status's record of the issued token, or nil.
+func tokenRecord(claim *tenancyv1alpha1.NamespaceClaim) *credentials.Record {
+	if claim.Status.TokenExpiresAt == nil {
+		return nil
+	}
+	return &credentials.Record{ExpiresAt: claim.Status.TokenExpiresAt.Time, ServiceAccountUID: claim.Status.TokenServiceAccountUID}
 }
 
 // issueToken asks the TokenRequest API for a token of sa with the given lifetime.
@@ -387,45 +492,6 @@ func (r *NamespaceClaimReconciler) issueToken(ctx context.Context, sa *corev1.Se
 		return credentials.Token{}, fmt.Errorf("requesting token for ServiceAccount %s: %w", klog.KObj(sa), err)
 	}
 	return credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(sa.UID)}, nil
-}
-
-// writeCredentials creates or updates the Secret so that it holds tok, rendered for the namespace.
-func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *claimScope, current *corev1.Secret, name string, tok credentials.Token) error {
-	data, err := credentials.SecretData(r.Endpoint, s.desired.Namespace.Name, tok)
-	if err != nil {
-		return fmt.Errorf("rendering kubeconfig: %w", err)
-	}
-	want := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.claim.Namespace, Labels: map[string]string{
-			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
-			tenancyv1alpha1.ClaimUIDLabel:  string(s.claim.UID),
-		}, Annotations: credentials.TokenAnnotations(tok)},
-		Type: corev1.SecretTypeOpaque,
-		Data: data,
-	}
-	if err := controllerutil.SetControllerReference(s.claim, want, r.Scheme()); err != nil {
-		return fmt.Errorf("setting owner of Secret %s: %w", klog.KObj(want), err)
-	}
-	if current == nil {
-		if err := r.Create(ctx, want, client.FieldOwner(FieldOwner)); err != nil {
-			return fmt.Errorf("creating Secret %s: %w", klog.KObj(want), err)
-		}
-		s.repaired++
-		return nil
-	}
-	if secretMatches(want, current) {
-		return nil
-	}
-	updated := current.DeepCopy()
-	mergeMeta(updated, want)
-	updated.OwnerReferences = want.OwnerReferences
-	updated.Data = want.Data
-	updated.Type = want.Type
-	if err := r.Update(ctx, updated, client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("updating Secret %s: %w", klog.KObj(want), err)
-	}
-	s.repaired++
-	return nil
 }
 
 // reconcileSelfTest runs the SubjectAccessReview self-test of the issued identity. It is skipped when

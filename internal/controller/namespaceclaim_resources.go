@@ -159,34 +159,32 @@ func copyContent(dst, src client.Object) {
 	}
 }
 
-// secretMatches reports whether the credentials Secret have already holds what want holds.
-func secretMatches(want, have *corev1.Secret) bool {
-	return labelsAndAnnotationsMatch(want, have) && have.Type == want.Type &&
-		equality.Semantic.DeepEqual(want.Data, have.Data) &&
-		equality.Semantic.DeepEqual(want.OwnerReferences, have.OwnerReferences)
-}
-
 // isNil reports whether an optional desired object is absent (a typed nil inside the interface).
 func isNil(o client.Object) bool {
 	return o == nil || reflect.ValueOf(o).IsNil()
 }
 
-// ManagedTypes are the namespaced kinds nsclaim creates; the manager caches only those objects of
-// them that carry nsclaim's managed-by label, never every Secret or RoleBinding of the cluster.
+// ManagedTypes are the namespaced kinds nsclaim creates inside the namespaces it provisions; the
+// manager caches only those objects of them that carry nsclaim's managed-by label, never every
+// RoleBinding of the cluster. Secrets are not among them: the operator never reads a Secret.
 func ManagedTypes() []client.Object {
 	return []client.Object{
-		&corev1.Secret{}, &corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
+		&corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
 		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{},
 	}
 }
 
 // CacheOptions limits the manager's informer caches of ManagedTypes to the objects that carry
-// nsclaim's managed-by label.
-func CacheOptions() cache.Options {
+// nsclaim's managed-by label, and its ConfigMap cache to the requests namespace of the ConfigMap
+// protocol (requestsNamespace; empty when the protocol is off, and then no ConfigMap is read).
+func CacheOptions(requestsNamespace string) cache.Options {
 	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
 	byObject := map[client.Object]cache.ByObject{}
 	for _, o := range ManagedTypes() {
 		byObject[o] = cache.ByObject{Label: managed}
+	}
+	if requestsNamespace != "" {
+		byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{requestsNamespace: {}}}
 	}
 	return cache.Options{ByObject: byObject}
 }

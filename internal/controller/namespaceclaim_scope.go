@@ -50,6 +50,8 @@ type claimScope struct {
 	desired provision.Desired
 	// expiresAt is when the namespace is to be deleted; zero when unknown.
 	expiresAt time.Time
+	// tokenOnce is set when the claim asks for its token to be issued only once.
+	tokenOnce bool
 
 	// refusal is a user-fixable reason that stops provisioning.
 	refusal *provision.Refusal

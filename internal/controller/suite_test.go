@@ -47,6 +47,13 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/requests"
+)
+
+// The ConfigMap protocol runs in the suite with the shell operator's defaults and its own class.
+const (
+	requestsNamespace = requests.DefaultNamespace
+	requestsClass     = "requests"
 )
 
 // The suite runs the real reconciler in a real manager against envtest's kube-apiserver and etcd.
@@ -111,7 +118,7 @@ func startManager() {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   CacheOptions(),
+		Cache:   CacheOptions(requestsNamespace),
 		// The suite restarts the manager to prove a restart issues no token.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -126,8 +133,17 @@ func startManager() {
 		Endpoint:                credentials.Endpoint{Server: cfg.Host, CAData: cfg.CAData},
 		SelfTestConcurrency:     8,
 		MaxConcurrentReconciles: 4,
+		RequestsNamespace:       requestsNamespace,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
+		panic(err)
+	}
+	protocol, err := requests.New(requestsNamespace, requests.DefaultPatterns, requests.DefaultIgnored, requestsClass, "")
+	if err != nil {
+		panic(err)
+	}
+	cr := &ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}
+	if err := cr.SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -19,9 +19,10 @@ limitations under the License.
 package credentials
 
 import (
+	"encoding/json"
+	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -78,26 +79,12 @@ func SecretData(ep Endpoint, namespace string, tok Token) (map[string][]byte, er
 	}, nil
 }
 
-// TokenAnnotations records on the Secret what its token is, so a restarted operator can tell whether
-// the token it finds is still good without issuing a new one.
-func TokenAnnotations(tok Token) map[string]string {
-	return map[string]string{
-		tenancyv1alpha1.TokenExpiresAtAnnotation:    tok.ExpiresAt.UTC().Format(time.RFC3339),
-		tenancyv1alpha1.ServiceAccountUIDAnnotation: tok.ServiceAccountUID,
-	}
-}
-
-// Stored returns what a credentials Secret says about its token: its expiry and the ServiceAccount it
-// was issued for. ok is false when the Secret has no usable record (then a token must be issued).
-func Stored(s *corev1.Secret) (expiresAt time.Time, serviceAccountUID string, ok bool) {
-	if s == nil || len(s.Data[TokenKey]) == 0 {
-		return time.Time{}, "", false
-	}
-	t, err := time.Parse(time.RFC3339, s.Annotations[tenancyv1alpha1.TokenExpiresAtAnnotation])
-	if err != nil {
-		return time.Time{}, "", false
-	}
-	return t, s.Annotations[tenancyv1alpha1.ServiceAccountUIDAnnotation], true
+// Record is what the operator remembers about the token it last issued: when it expires and which
+// ServiceAccount it was issued for. It is kept in the claim's status, because the operator never reads
+// Secrets.
+type Record struct {
+	ExpiresAt         time.Time
+	ServiceAccountUID string
 }
 
 // Decision says whether to issue a token now, and when to look again.
@@ -107,34 +94,64 @@ type Decision struct {
 	RenewAt time.Time
 }
 
-// Schedule decides about the token stored in secret (nil if there is none) for the ServiceAccount with
-// UID saUID, at now, renewing renewBefore ahead of expiry. A token is issued when there is none, when
-// it was issued for another ServiceAccount (recreated, so the old token is dead), or when it is due for
-// renewal. Otherwise the stored token is kept, and RenewAt says when to look again.
-func Schedule(now time.Time, secret *corev1.Secret, saUID string, renewBefore time.Duration) Decision {
-	exp, uid, ok := Stored(secret)
+// Schedule decides about the token described by rec (nil if there is none, or if its Secret is gone)
+// for the ServiceAccount with UID saUID, at now, renewing renewBefore ahead of expiry. A token is issued
+// when there is none, when it was issued for another ServiceAccount (recreated, so the old token is
+// dead), or when it is due for renewal. Otherwise the token is kept, and RenewAt says when to look again.
+func Schedule(now time.Time, rec *Record, saUID string, renewBefore time.Duration) Decision {
 	switch {
-	case !ok:
+	case rec == nil:
 		return Decision{Issue: true, Reason: "no token"}
-	case uid != saUID:
+	case rec.ServiceAccountUID != saUID:
 		return Decision{Issue: true, Reason: "ServiceAccount recreated"}
-	case !now.Before(exp.Add(-renewBefore)):
+	case !now.Before(rec.ExpiresAt.Add(-renewBefore)):
 		return Decision{Issue: true, Reason: "renewal due"}
 	}
-	return Decision{RenewAt: exp.Add(-renewBefore)}
+	return Decision{RenewAt: rec.ExpiresAt.Add(-renewBefore)}
 }
 
-// Owned reports whether s is a credentials Secret made by nsclaim for the object with uid.
-func Owned(s *corev1.Secret, uid string) bool {
-	if s.Labels[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
-		return false
-	}
-	for _, ref := range s.OwnerReferences {
-		if string(ref.UID) == uid {
-			return true
-		}
-	}
-	return false
+// MinTokenTTL is the shortest lifetime the TokenRequest API issues.
+const MinTokenTTL = 10 * time.Minute
+
+// OnceTTL is the lifetime of a token issued only once: until the claim expires, and at least
+// MinTokenTTL.
+func OnceTTL(now, claimExpiresAt time.Time) time.Duration {
+	return max(claimExpiresAt.Sub(now).Truncate(time.Second), MinTokenTTL)
+}
+
+// ownerLabelPath is the JSON pointer of the claim-uid label.
+var ownerLabelPath = "/metadata/labels/" + strings.ReplaceAll(tenancyv1alpha1.ClaimUIDLabel, "/", "~1")
+
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// ProbePatch is a JSON patch that changes nothing and succeeds only on a Secret whose claim-uid label
+// is uid. The API server answers 404 when the Secret is gone and 422 when it is not this claim's, and
+// never returns (or changes) a Secret that is not this claim's: the operator learns whether its Secret
+// is there without the right to read Secrets.
+func ProbePatch(uid string) []byte {
+	b, _ := json.Marshal([]patchOp{{Op: "test", Path: ownerLabelPath, Value: uid}})
+	return b
+}
+
+// ReplaceDataPatch is a JSON patch that replaces the data of the Secret of the claim with uid, and
+// fails (422) without changing anything on any other Secret.
+func ReplaceDataPatch(uid string, data map[string][]byte, expiresAt time.Time) []byte {
+	b, _ := json.Marshal([]patchOp{
+		{Op: "test", Path: ownerLabelPath, Value: uid},
+		{Op: "add", Path: "/data", Value: data},
+		{Op: "add", Path: "/metadata/annotations", Value: map[string]string{
+			tenancyv1alpha1.TokenExpiresAtAnnotation: expiresAt.UTC().Format(time.RFC3339)}},
+	})
+	return b
+}
+
+// TokenAnnotations tell the Secret's reader when the token expires.
+func TokenAnnotations(expiresAt time.Time) map[string]string {
+	return map[string]string{tenancyv1alpha1.TokenExpiresAtAnnotation: expiresAt.UTC().Format(time.RFC3339)}
 }
 
 // ExpiryTime converts t for status fields.

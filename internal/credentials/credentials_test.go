@@ -1,0 +1,97 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package credentials
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func TestSchedule(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	renew := 20 * time.Minute
+	for _, tc := range []struct {
+		name  string
+		rec   *Record
+		issue bool
+		at    time.Time
+	}{
+		{"no token", nil, true, time.Time{}},
+		{"ServiceAccount recreated", &Record{ExpiresAt: now.Add(time.Hour), ServiceAccountUID: "old"}, true, time.Time{}},
+		{"renewal due", &Record{ExpiresAt: now.Add(renew), ServiceAccountUID: "sa"}, true, time.Time{}},
+		{"expired", &Record{ExpiresAt: now.Add(-time.Minute), ServiceAccountUID: "sa"}, true, time.Time{}},
+		{"valid", &Record{ExpiresAt: now.Add(time.Hour), ServiceAccountUID: "sa"}, false, now.Add(40 * time.Minute)},
+	} {
+		d := Schedule(now, tc.rec, "sa", renew)
+		if d.Issue != tc.issue || !d.RenewAt.Equal(tc.at) {
+			t.Errorf("%s: got %+v", tc.name, d)
+		}
+		if d.Issue && d.Reason == "" {
+			t.Errorf("%s: no reason", tc.name)
+		}
+	}
+}
+
+func TestOnceTTL(t *testing.T) {
+	now := time.Now()
+	if got := OnceTTL(now, now.Add(24*time.Hour)); got != 24*time.Hour {
+		t.Errorf("until expiry: %v", got)
+	}
+	if got := OnceTTL(now, now.Add(time.Minute)); got != MinTokenTTL {
+		t.Errorf("at least the minimum: %v", got)
+	}
+}
+
+func TestPatchesTestOwnershipFirst(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"probe":   ProbePatch("uid-1"),
+		"replace": ReplaceDataPatch("uid-1", map[string][]byte{TokenKey: []byte("t")}, time.Now()),
+	} {
+		var ops []map[string]any
+		if err := json.Unmarshal(b, &ops); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if ops[0]["op"] != "test" || ops[0]["path"] != "/metadata/labels/tenancy.nsclaim.dev~1claim-uid" || ops[0]["value"] != "uid-1" {
+			t.Errorf("%s: the first operation must test the claim-uid label: %v", name, ops[0])
+		}
+		if name == "probe" && len(ops) != 1 {
+			t.Errorf("the probe must change nothing: %v", ops)
+		}
+	}
+}
+
+func TestKubeconfigAndSecretData(t *testing.T) {
+	ep := Endpoint{Server: "https://api.example:6443", CAData: []byte("ca")}
+	data, err := SecretData(ep, "ns-a", Token{Value: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.Load(data[KubeconfigKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := kc.Contexts[kc.CurrentContext]
+	if ctx.Namespace != "ns-a" || kc.AuthInfos[ctx.AuthInfo].Token != "tok" || kc.Clusters[ctx.Cluster].Server != ep.Server {
+		t.Errorf("kubeconfig: %+v", kc)
+	}
+	if string(data[TokenKey]) != "tok" || string(data[NamespaceKey]) != "ns-a" || string(data[CAKey]) != "ca" {
+		t.Errorf("secret data: %v", data)
+	}
+}
