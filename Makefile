@@ -53,11 +53,11 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate WebhookConfiguration, ClusterRole and CustomResourceDefinition objects.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="{./api/...,./internal/...,./cmd/...}" output:crd:artifacts:config=config/crd/bases
 
 .PHONY: generate
 generate: controller-gen ## Generate code containing DeepCopy, DeepCopyInto, and DeepCopyObject method implementations.
-	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="{./api/...,./internal/...}"
 
 .PHONY: fmt
 fmt: ## Run go fmt against code.
@@ -77,6 +77,26 @@ test-unit: control-plane ## Run unit tests and the envtest suites (real kube-api
 .PHONY: test-local
 test-local: control-plane build kustomize ## Run the e2e suite against a local cluster (started, then stopped, here).
 	hack/test-local.sh
+
+.PHONY: test-security
+test-security: control-plane build kustomize ## Attack a local cluster with the operator's own token, with and without the admission fence (config/fence).
+	hack/test-security.sh
+
+.PHONY: test-metrics
+test-metrics: control-plane kustomize prometheus ## Scrape a manager on a local cluster with a real Prometheus (bearer token, TLS) and check nsclaim's series.
+	PROMETHEUS=$(PROMETHEUS) hack/test-metrics.sh
+
+.PHONY: test-alerts
+test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/prometheus.
+	PROMTOOL=$(PROMTOOL) go test ./test/metrics/ -run TestAlertRules -count=1
+
+.PHONY: test-failover
+test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
+	hack/test-failover.sh
+
+.PHONY: metrics-docs
+metrics-docs: ## Generate docs/metrics.md from the metrics table in internal/monitoring.
+	go run ./internal/monitoring/gen docs/metrics.md
 
 # E2E on kind, for users with Docker: creates a kind cluster, builds and loads the image, deploys the
 # operator and runs the same e2e cases as test-local.
@@ -101,6 +121,31 @@ test-e2e: setup-test-e2e docker-build kustomize ## Run the e2e suite on a Kind c
 .PHONY: cleanup-test-e2e
 cleanup-test-e2e: kind ## Tear down the Kind cluster used for e2e tests
 	@$(KIND) delete cluster --name $(KIND_CLUSTER)
+
+.PHONY: test-olm
+test-olm: control-plane kustomize operator-sdk opm olm kwok ## Install, upgrade and uninstall through real OLM on a local cluster (OLM's operators as processes, kwok as the node).
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) KWOK_VERSION=$(KWOK_VERSION) hack/test-olm.sh
+
+# OLM e2e on kind, for users with Docker: OLM from `operator-sdk olm install`, then `operator-sdk run bundle`
+# of PREVIOUS_VERSION and `run bundle-upgrade` to VERSION, checked by the same test/olm as test-olm.
+# `run bundle` pulls the bundle images from inside the cluster, so push them first to a registry the
+# cluster can pull from (IMAGE_TAG_BASE), for example:
+#   make docker-build docker-push bundle-build bundle-push bundle-build-previous bundle-push-previous
+#   docker build -t $(IMAGE_TAG_BASE):v$(PREVIOUS_VERSION) . && docker push $(IMAGE_TAG_BASE):v$(PREVIOUS_VERSION)
+PREVIOUS_BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(PREVIOUS_VERSION)
+OLM_E2E_NAMESPACE ?= nsclaim-operator-system
+
+.PHONY: test-e2e-olm
+test-e2e-olm: setup-test-e2e operator-sdk ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
+	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
+	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
+	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) create namespace $(OLM_E2E_NAMESPACE)
+	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_OLM_NAMESPACE=$(OLM_E2E_NAMESPACE) \
+		NSCLAIM_OLM_FROM_CSV=nsclaim-operator.v$(PREVIOUS_VERSION) NSCLAIM_OLM_TO_CSV=nsclaim-operator.v$(VERSION) \
+		NSCLAIM_OLM_INSTALL_CMD="$(OPERATOR_SDK) run bundle $(PREVIOUS_BUNDLE_IMG) --namespace $(OLM_E2E_NAMESPACE) --install-mode AllNamespaces --timeout 5m" \
+		NSCLAIM_OLM_UPGRADE_CMD="$(OPERATOR_SDK) run bundle-upgrade $(BUNDLE_IMG) --namespace $(OLM_E2E_NAMESPACE) --timeout 5m" \
+		go test ./test/olm/ -v -count=1 -timeout 30m
+	$(MAKE) cleanup-test-e2e
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint linter
@@ -161,6 +206,20 @@ local-down: ## Stop the operator and the local cluster started by local-up (by s
 	hack/local-operator.sh stop
 	hack/local-cluster.sh down
 
+# Benchmarks and chaos runs use a cluster of their own (reset at the start, stopped at the end), with
+# audit logging on. BENCH_ARGS are cmd/bench flags, e.g. BENCH_ARGS="--bursts=100 --restarts= --scales=";
+# OPERATOR_ARGS are manager flags, e.g. OPERATOR_ARGS="--kube-api-qps=200 --kube-api-burst=400".
+BENCH_CLUSTER_DIR ?= $(CURDIR)/tmp/bench-cluster
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: control-plane kustomize ## Measure nsclaim against the control plane's limit (figures printed, results in tmp/bench/results-bench.md).
+	LOCAL_CLUSTER_DIR=$(BENCH_CLUSTER_DIR) hack/bench.sh bench $(BENCH_ARGS)
+
+.PHONY: chaos
+chaos: control-plane kustomize ## Kill the leader, restart kube-apiserver and etcd, delete children during bursts; fail only on a broken invariant.
+	LOCAL_CLUSTER_DIR=$(BENCH_CLUSTER_DIR) hack/chaos.sh $(BENCH_ARGS)
+
 ##@ Deployment
 
 ifndef ignore-not-found
@@ -200,12 +259,22 @@ KIND_VERSION ?= v0.33.0
 OPERATOR_SDK_VERSION ?= v1.42.2
 OPM_VERSION ?= v1.73.0
 OLM_VERSION ?= v0.46.0
+# OLM_GIT_COMMIT is the commit of OLM_VERSION, stamped into olm and catalog like OLM's release build.
+OLM_GIT_COMMIT ?= 0368a3f9dff1fa14c8645b867fba25c3be9df845
+KWOK_VERSION ?= v0.8.0
 # KUBE_VERSION is the control plane (etcd, kube-apiserver, kube-controller-manager, kubectl) built
 # from hack/kube and hack/etcd for envtest and the local cluster. Bumping it means regenerating
 # hack/kube/go.mod with hack/kube/gen-gomod.sh.
 KUBE_VERSION ?= 1.37.1
 
+# PROMETHEUS_VERSION is Debian's prometheus package (prometheus and promtool), unpacked into ./bin
+# for the metrics and alert tests.
+PROMETHEUS_VERSION ?= 2.42.0
+PROMETHEUS_DEB_VERSION ?= 2.42.0+ds-5+b6
+
 ## Tool Binaries
+PROMETHEUS ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
+PROMTOOL ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)/promtool
 KUBE_BIN ?= $(LOCALBIN)/k8s/$(KUBE_VERSION)-linux-amd64
 KUBECTL ?= $(KUBE_BIN)/kubectl
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
@@ -215,11 +284,22 @@ KIND ?= $(LOCALBIN)/kind
 OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk
 SCORECARD_TEST ?= $(LOCALBIN)/scorecard-test
 OPM ?= $(LOCALBIN)/opm
+OLM ?= $(LOCALBIN)/olm
+OLM_CATALOG ?= $(LOCALBIN)/catalog
+KWOK ?= $(LOCALBIN)/kwok
 
 .PHONY: control-plane
 control-plane: $(KUBE_BIN)/kube-apiserver ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (once per version).
 $(KUBE_BIN)/kube-apiserver:
 	hack/build-control-plane.sh $(KUBE_BIN) v$(KUBE_VERSION)
+
+.PHONY: prometheus
+prometheus: $(PROMETHEUS) ## Unpack Debian's prometheus package (prometheus, promtool) into ./bin if necessary.
+$(PROMETHEUS): $(LOCALBIN)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cd "$$tmp"; \
+	apt-get download prometheus=$(PROMETHEUS_DEB_VERSION) 2>/dev/null || { apt-get update -qq && apt-get download prometheus=$(PROMETHEUS_DEB_VERSION); }; \
+	dpkg -x prometheus_*.deb x; mkdir -p $(dir $(PROMETHEUS)); \
+	cp x/usr/bin/promtool $(PROMTOOL); cp x/usr/bin/prometheus $(PROMETHEUS)
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Download kustomize locally if necessary.
@@ -296,6 +376,21 @@ opm: $(OPM) ## Build opm locally if necessary.
 $(OPM): $(LOCALBIN) hack/tools/opm/go.mod
 	$(call go-build-wrapped-tool,$(OPM),hack/tools/opm,github.com/operator-framework/operator-registry/cmd/opm,$(OPM_VERSION),$(OPM_BUILD_FLAGS),1)
 
+OLM_PKG = github.com/operator-framework/operator-lifecycle-manager
+OLM_BUILD_FLAGS = -tags=containers_image_openpgp -ldflags "-s -w -X $(OLM_PKG)/pkg/version.OLMVersion=$(OLM_VERSION) -X $(OLM_PKG)/pkg/version.GitCommit=$(OLM_GIT_COMMIT)"
+
+.PHONY: olm
+olm: $(OLM) $(OLM_CATALOG) ## Build OLM's olm and catalog operators locally if necessary (run as processes by test-olm).
+$(OLM): $(LOCALBIN) hack/tools/olm/go.mod
+	$(call go-build-wrapped-tool,$(OLM),hack/tools/olm,$(OLM_PKG)/cmd/olm,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
+$(OLM_CATALOG): $(LOCALBIN) hack/tools/olm/go.mod
+	$(call go-build-wrapped-tool,$(OLM_CATALOG),hack/tools/olm,$(OLM_PKG)/cmd/catalog,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
+
+.PHONY: kwok
+kwok: $(KWOK) ## Build kwok (simulated nodes, so OLM's Deployments report Running without a kubelet) locally if necessary.
+$(KWOK): $(LOCALBIN)
+	$(call go-install-tool,$(KWOK),sigs.k8s.io/kwok/cmd/kwok,$(KWOK_VERSION))
+
 ##@ Bundle
 
 .PHONY: bundle
@@ -323,12 +418,35 @@ bundle-build: ## Build the bundle image.
 bundle-push: ## Push the bundle image.
 	$(MAKE) docker-push IMG=$(BUNDLE_IMG)
 
+.PHONY: bundle-build-previous
+bundle-build-previous: catalog ## Build the bundle image of PREVIOUS_VERSION (generated by `make catalog`).
+	rm -rf $(CURDIR)/tmp/bundle-previous && mkdir -p $(CURDIR)/tmp/bundle-previous
+	cp -r $(CURDIR)/tmp/catalog-work/bundles/$(PREVIOUS_VERSION) $(CURDIR)/tmp/bundle-previous/bundle
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(PREVIOUS_BUNDLE_IMG) $(CURDIR)/tmp/bundle-previous
+
+.PHONY: bundle-push-previous
+bundle-push-previous: ## Push the bundle image of PREVIOUS_VERSION.
+	$(MAKE) docker-push IMG=$(PREVIOUS_BUNDLE_IMG)
+
 # A comma-separated list of bundle images (e.g. make catalog-build BUNDLE_IMGS=example.com/operator-bundle:v0.1.0,example.com/operator-bundle:v0.2.0).
 BUNDLE_IMGS ?= $(BUNDLE_IMG)
 CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:v$(VERSION)
 ifneq ($(origin CATALOG_BASE_IMG), undefined)
 FROM_INDEX_OPT := --from-index $(CATALOG_BASE_IMG)
 endif
+
+# CATALOG_DIR receives the file-based catalog rendered offline from ./bundle (VERSION) and a bundle of
+# PREVIOUS_VERSION generated from config/manifests; see hack/catalog.sh.
+CATALOG_DIR ?= $(CURDIR)/tmp/catalog
+
+.PHONY: catalog
+catalog: kustomize operator-sdk opm ## Render the file-based catalog (PREVIOUS_VERSION and VERSION, channels alpha and stable) into CATALOG_DIR, offline.
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) \
+		OPM=$(OPM) OPERATOR_SDK=$(OPERATOR_SDK) KUSTOMIZE=$(KUSTOMIZE) hack/catalog.sh $(CATALOG_DIR)
+
+.PHONY: catalog-validate
+catalog-validate: catalog ## Validate the file-based catalog with opm.
+	$(OPM) validate $(CATALOG_DIR)
 
 .PHONY: catalog-build
 catalog-build: opm ## Build a catalog image.

@@ -31,6 +31,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -38,6 +39,10 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/controller"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
+	"github.com/nsclaim/nsclaim-operator/internal/requests"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -61,12 +66,22 @@ type options struct {
 	enableHTTP2             bool
 	leaderElect             bool
 	leaderElectionNamespace string
+	leaseDuration           time.Duration
+	renewDeadline           time.Duration
+	retryPeriod             time.Duration
+	shutdownTimeout         time.Duration
 	kubeconfigServer        string
 	kubeconfigCAFile        string
 	maxConcurrentReconciles int
 	selfTestConcurrency     int
 	qps                     float64
 	burst                   int
+	requestsNamespace       string
+	requestPatterns         string
+	requestsIgnored         string
+	requestsClass           string
+	tokenPolicyDefault      string
+	fenceCheckInterval      time.Duration
 }
 
 func main() {
@@ -75,6 +90,10 @@ func main() {
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", envOr("HEALTH_PROBE_BIND_ADDRESS", ":8081"), "The address the probe endpoint binds to (HEALTH_PROBE_BIND_ADDRESS).")
 	flag.BoolVar(&o.leaderElect, "leader-elect", envOr("LEADER_ELECT", "true") == "true", "Enable leader election, so that only one replica reconciles at a time (LEADER_ELECT).")
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election Lease; defaults to the Pod's namespace (POD_NAMESPACE).")
+	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", envDuration("LEADER_ELECTION_LEASE_DURATION", 15*time.Second), "How long a non-leader waits after the last renewal before it takes over a Lease the leader did not release (LEADER_ELECTION_LEASE_DURATION).")
+	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", envDuration("LEADER_ELECTION_RENEW_DEADLINE", 10*time.Second), "How long the leader keeps retrying to renew before it gives up leadership and exits (LEADER_ELECTION_RENEW_DEADLINE).")
+	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", envDuration("LEADER_ELECTION_RETRY_PERIOD", 2*time.Second), "Interval between attempts to acquire or renew the Lease (LEADER_ELECTION_RETRY_PERIOD).")
+	flag.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", envDuration("GRACEFUL_SHUTDOWN_TIMEOUT", 30*time.Second), "How long in-flight reconciles may run after SIGTERM before the manager exits; keep it below the Pod's terminationGracePeriodSeconds (GRACEFUL_SHUTDOWN_TIMEOUT).")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
 	flag.StringVar(&o.kubeconfigServer, "kubeconfig-server", os.Getenv("NSCLAIM_KUBECONFIG_SERVER"), "API server URL written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_SERVER).")
@@ -83,6 +102,12 @@ func main() {
 	flag.IntVar(&o.selfTestConcurrency, "self-test-concurrency", 8, "SubjectAccessReviews in flight per claim.")
 	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side QPS limit towards the API server.")
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst limit towards the API server.")
+	flag.StringVar(&o.requestsNamespace, "requests-namespace", os.Getenv("NSCLAIM_REQUESTS_NAMESPACE"), "Turns the ConfigMap protocol on: the namespace where pipelines create request ConfigMaps and read the Secrets of the same name (the shell operator's default is "+requests.DefaultNamespace+"); empty turns it off (NSCLAIM_REQUESTS_NAMESPACE).")
+	flag.StringVar(&o.requestPatterns, "request-name-patterns", envOr("NSCLAIM_REQUEST_NAME_PATTERNS", requests.DefaultPatterns), "Space- or comma-separated regular expressions; a request ConfigMap's name must match one (NSCLAIM_REQUEST_NAME_PATTERNS).")
+	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", requests.DefaultIgnored), "ConfigMap names in the requests namespace skipped without a warning (NSCLAIM_REQUESTS_IGNORED_NAMES).")
+	flag.StringVar(&o.requestsClass, "requests-class", os.Getenv("NSCLAIM_REQUESTS_CLASS"), "NamespaceClass for ConfigMap requests; empty means the default class (NSCLAIM_REQUESTS_CLASS).")
+	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"), "Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")
+	flag.DurationVar(&o.fenceCheckInterval, "fence-check-interval", envDuration("NSCLAIM_FENCE_CHECK_INTERVAL", 5*time.Minute), "How often to check that the admission fence (config/fence) is installed as shipped; 0 turns the check off (NSCLAIM_FENCE_CHECK_INTERVAL).")
 	zapOpts := zap.Options{Development: false}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -98,6 +123,10 @@ func run(o options) error {
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	endpoint, err := kubeconfigEndpoint(cfg, o.kubeconfigServer, o.kubeconfigCAFile)
+	if err != nil {
+		return err
+	}
+	protocol, err := requests.New(o.requestsNamespace, o.requestPatterns, o.requestsIgnored, o.requestsClass, o.tokenPolicyDefault)
 	if err != nil {
 		return err
 	}
@@ -122,8 +151,11 @@ func run(o options) error {
 		LeaderElectionID:              "nsclaim.tenancy.nsclaim.dev",
 		LeaderElectionNamespace:       o.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       ptrTo(30 * time.Second),
-		Cache:                         controller.CacheOptions(),
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
+		GracefulShutdownTimeout:       &o.shutdownTimeout,
+		Cache:                         controller.CacheOptions(protocol.Namespace),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -137,16 +169,55 @@ func run(o options) error {
 		Endpoint:                endpoint,
 		SelfTestConcurrency:     o.selfTestConcurrency,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		RequestsNamespace:       protocol.Namespace,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}
+	if protocol.Namespace != "" {
+		if err := (&controller.ConfigMapRequestReconciler{
+			Client:   mgr.GetClient(),
+			Recorder: mgr.GetEventRecorder("nsclaim"),
+			Protocol: protocol,
+		}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up ConfigMap request controller: %w", err)
+		}
+		setupLog.Info("ConfigMap protocol on", "namespace", protocol.Namespace, "patterns", protocol.PatternList(), "class", protocol.ClassName)
+	}
 	// +kubebuilder:scaffold:builder
+
+	monitoring.Register()
+	if err := ctrlmetrics.Registry.Register(monitoring.NewClaimCollector(mgr.GetCache())); err != nil {
+		return fmt.Errorf("registering claim metrics: %w", err)
+	}
+	// Installed by OLM, the operator reports Upgradeable=False while its leader runs the startup pass.
+	olmReporter, err := olmcondition.NewReporter(cfg, o.leaderElectionNamespace)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(&olmcondition.StartupGate{Reporter: olmReporter, Cache: mgr.GetCache()}); err != nil {
+		return fmt.Errorf("adding startup gate: %w", err)
+	}
+
+	// The admission fence (config/fence) is checked at start and periodically; see docs/security.md.
+	if o.fenceCheckInterval > 0 {
+		want, err := fence.Shipped()
+		if err != nil {
+			return fmt.Errorf("loading the shipped admission fence: %w", err)
+		}
+		obs := &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), reporter: olmReporter, namespace: o.leaderElectionNamespace}
+		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, obs.observe)); err != nil {
+			return fmt.Errorf("adding fence check: %w", err)
+		}
+	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding ready check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("cache-sync", monitoring.CacheSyncedCheck(mgr.GetCache())); err != nil {
+		return fmt.Errorf("adding cache sync check: %w", err)
 	}
 	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "workers", o.maxConcurrentReconciles)
 	return mgr.Start(ctrl.SetupSignalHandler())
@@ -187,4 +258,10 @@ func envInt(key string, def int) int {
 	return n
 }
 
-func ptrTo[T any](v T) *T { return &v }
+func envDuration(key string, def time.Duration) time.Duration {
+	d, err := time.ParseDuration(os.Getenv(key))
+	if err != nil || d <= 0 {
+		return def
+	}
+	return d
+}

@@ -17,6 +17,8 @@ cleanup() {
 trap cleanup EXIT
 "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
 "$REPO_ROOT/hack/local-cluster.sh" up
+# The ConfigMap protocol is on, as a Deployment or Subscription switches it on.
+export OPERATOR_ARGS="${OPERATOR_ARGS:-} --requests-namespace nsplease-requests --requests-class nsplease"
 "$REPO_ROOT/hack/local-operator.sh" start
 status=0
 KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" KUBECTL="$KUBE_BIN_DIR/kubectl" KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache" \

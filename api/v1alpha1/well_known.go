@@ -37,9 +37,15 @@ const (
 	// ClassLabel carries the class a namespace was made from.
 	ClassLabel = "tenancy.nsclaim.dev/class"
 
-	// TokenExpiresAtAnnotation on a credentials Secret tells its reader when the token expires (RFC
-	// 3339). The operator keeps its own record in the claim's status.
+	// TokenExpiresAtAnnotation on a credentials Secret records when its token expires (RFC 3339).
 	TokenExpiresAtAnnotation = "tenancy.nsclaim.dev/token-expires-at"
+	// ServiceAccountUIDAnnotation on a credentials Secret records the UID of the ServiceAccount the
+	// token was issued for; a recreated ServiceAccount invalidates the token.
+	ServiceAccountUIDAnnotation = "tenancy.nsclaim.dev/serviceaccount-uid"
+	// RequestClaimUIDAnnotation on a request ConfigMap records the claim made for it: a request is
+	// served once, and a ConfigMap whose claim is gone (released, or deleted) waits for garbage
+	// collection instead of asking again.
+	RequestClaimUIDAnnotation = "tenancy.nsclaim.dev/claim-uid"
 
 	// TokenPolicyAnnotation on a NamespaceClaim or a request ConfigMap says how often a token is
 	// issued: TokenPolicyMultipleTimes (the default: renewed before it expires, and re-issued when the

@@ -34,8 +34,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
@@ -90,6 +90,11 @@ func (r *ConfigMapRequestReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, fmt.Errorf("reading NamespaceClaim %s: %w", klog.KObj(cm), err)
 	}
 	if !ok {
+		if served(cm) {
+			// Its claim is gone: released by the tenant, or deleted. The request is finished, and
+			// garbage collection removes it with its namespace; it is never served twice.
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, r.createClaim(ctx, cm, policy)
 	}
 	if !metav1.IsControlledBy(claim, cm) {
@@ -108,8 +113,38 @@ func (r *ConfigMapRequestReconciler) Reconcile(ctx context.Context, req ctrl.Req
 			return ctrl.Result{}, fmt.Errorf("patching NamespaceClaim %s: %w", klog.KObj(claim), err)
 		}
 	}
+	if err := r.markServed(ctx, cm, claim); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.reportRefusal(cm, claim)
 	return ctrl.Result{}, r.ownByNamespace(ctx, cm, claim)
+}
+
+// served reports whether a claim was made for cm before: it carries the claim's UID, or a Namespace
+// owns it.
+func served(cm *corev1.ConfigMap) bool {
+	if cm.Annotations[tenancyv1alpha1.RequestClaimUIDAnnotation] != "" {
+		return true
+	}
+	for _, ref := range cm.OwnerReferences {
+		if ref.Kind == "Namespace" && ref.APIVersion == "v1" {
+			return true
+		}
+	}
+	return false
+}
+
+// markServed records on the ConfigMap the UID of the claim made for it.
+func (r *ConfigMapRequestReconciler) markServed(ctx context.Context, cm *corev1.ConfigMap, claim *tenancyv1alpha1.NamespaceClaim) error {
+	if cm.Annotations[tenancyv1alpha1.RequestClaimUIDAnnotation] == string(claim.UID) {
+		return nil
+	}
+	before := cm.DeepCopy()
+	metav1.SetMetaDataAnnotation(&cm.ObjectMeta, tenancyv1alpha1.RequestClaimUIDAnnotation, string(claim.UID))
+	if err := r.Patch(ctx, cm, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("marking ConfigMap %s as served: %w", klog.KObj(cm), err)
+	}
+	return nil
 }
 
 // createClaim creates the NamespaceClaim of a request. A claim the API server rejects (its validation
@@ -125,7 +160,7 @@ func (r *ConfigMapRequestReconciler) createClaim(ctx context.Context, cm *corev1
 	switch {
 	case err == nil:
 		logf.FromContext(ctx).Info("Created NamespaceClaim for request", "claim", klog.KObj(claim))
-		return nil
+		return r.markServed(ctx, cm, claim)
 	case apierrors.IsInvalid(err):
 		r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, tenancyv1alpha1.RequestRejectedReason, "Provision",
 			"request %q cannot be served: %s", cm.Name, err.Error())

@@ -178,9 +178,9 @@ func TestConfigMapRequestTokenOnlyOnce(t *testing.T) {
 	g.Expect(k8s.Delete(ctx, quota)).To(Succeed())
 	g.Eventually(func() error {
 		return k8s.Get(ctx, client.ObjectKeyFromObject(quota), &corev1.ServiceAccount{})
-	}).WithTimeout(10 * time.Second).Should(Succeed(), "the ServiceAccount is restored")
+	}).WithTimeout(10*time.Second).Should(Succeed(), "the ServiceAccount is restored")
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	g.Consistently(func() bool {
 		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(sec), &corev1.Secret{}))
-	}).WithTimeout(2 * time.Second).Should(BeTrue(), "an only-once token is not issued again")
+	}).WithTimeout(2*time.Second).Should(BeTrue(), "an only-once token is not issued again")
 }

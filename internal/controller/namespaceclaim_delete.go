@@ -21,11 +21,13 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -60,14 +62,27 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	if err := r.Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
+	monitoring.ObserveDeletion(className(claim), s.now.Sub(claim.DeletionTimestamp.Time))
 	return ctrl.Result{}, nil
 }
 
-// emitEvents records an Event for a transition of the claim's Ready condition. Events never carry a
-// token: their notes come from condition messages, which never do.
+// emitEvents records an Event and the metrics of a transition of the claim's Ready condition. Events
+// never carry a token: their notes come from condition messages, which never do.
 func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1alpha1.NamespaceClaim) {
 	e := transitionEvent(before.Status.Conditions, s.claim.Status.Conditions)
-	if e == nil || r.Recorder == nil {
+	if e == nil {
+		return
+	}
+	switch {
+	case e.warning:
+		monitoring.Refused(e.reason)
+	case e.reason == tenancyv1alpha1.ExpiredReason:
+		monitoring.Expired(className(s.claim))
+	case e.reason == tenancyv1alpha1.ProvisionedReason && !meta.IsStatusConditionTrue(before.Status.Conditions, tenancyv1alpha1.NamespaceReadyCondition):
+		// The first Ready: drift is repaired within a reconcile, so NamespaceReady stays True after it.
+		monitoring.ObserveProvisioned(className(s.claim), s.now.Sub(s.claim.CreationTimestamp.Time))
+	}
+	if r.Recorder == nil {
 		return
 	}
 	t := corev1.EventTypeNormal
@@ -75,4 +90,12 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 		t = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(s.claim, nil, t, e.reason, e.action, "%s", e.note)
+}
+
+// className is the class label of a claim's metrics: the class in use, or the one it names.
+func className(claim *tenancyv1alpha1.NamespaceClaim) string {
+	if claim.Status.ClassName != "" {
+		return claim.Status.ClassName
+	}
+	return provision.ClassOf(claim)
 }

@@ -39,6 +39,7 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/access"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -343,22 +344,26 @@ func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *
 	state := secretOurs
 	if rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != name {
 		var err error
-		if state, err = r.probeSecret(ctx, claim, name); err != nil {
+		var found *credentials.Record
+		if state, found, err = r.probeSecret(ctx, claim, name); err != nil {
 			return err
 		}
+		// The Secret's own record is the latest word: the cached status may lag this operator's
+		// last write.
+		rec = found
 	}
-	switch state {
-	case secretForeign:
+	if state == secretForeign {
 		s.refusal = secretConflict(claim, name)
 		return nil
-	case secretAbsent:
-		rec = nil
 	}
 	renewBefore := provision.RenewBefore(s.class)
 	decision := credentials.Schedule(s.now, rec, string(sa.UID), renewBefore)
 	if !decision.Issue {
 		s.renewAt = decision.RenewAt
 		s.credentialsReady = true
+		claim.Status.CredentialsSecretName = name
+		claim.Status.TokenExpiresAt = credentials.ExpiryTime(rec.ExpiresAt)
+		claim.Status.TokenServiceAccountUID = rec.ServiceAccountUID
 		return nil
 	}
 	ttl := provision.TokenTTL(s.class)
@@ -367,26 +372,29 @@ func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *
 	}
 	tok, err := r.issueToken(ctx, sa, ttl)
 	if err != nil {
+		monitoring.CredentialFailed(s.class.Name)
 		return err
 	}
-	logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(sa), "reason", decision.Reason, "expiresAt", tok.ExpiresAt, "onlyOnce", s.tokenOnce)
+	logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(sa), "reason", decision.Reason, "secret", state, "expiresAt", tok.ExpiresAt, "onlyOnce", s.tokenOnce)
 	data, err := credentials.SecretData(r.Endpoint, ns, tok)
 	if err != nil {
 		return fmt.Errorf("rendering kubeconfig: %w", err)
 	}
 	if state == secretAbsent {
-		err = r.createSecret(ctx, s, name, data, tok.ExpiresAt)
+		err = r.createSecret(ctx, s, name, data, tok)
 	} else {
 		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}},
-			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok.ExpiresAt)), client.FieldOwner(FieldOwner))
+			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok)), client.FieldOwner(FieldOwner))
 		if isPatchTestFailure(err) {
 			s.refusal = secretConflict(claim, name)
 			return nil
 		}
 	}
 	if err != nil {
+		monitoring.CredentialFailed(s.class.Name)
 		return fmt.Errorf("writing Secret %s/%s: %w", claim.Namespace, name, err)
 	}
+	monitoring.CredentialIssued(s.class.Name, decision.Reason != credentials.ReasonNoToken)
 	s.tokenIssued = true
 	s.repaired++
 	if !s.tokenOnce {
@@ -402,6 +410,8 @@ func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *
 // secretState is what a probe learned about the credentials Secret.
 type secretState int
 
+func (s secretState) String() string { return [...]string{"ours", "absent", "foreign"}[s] }
+
 const (
 	secretOurs secretState = iota
 	secretAbsent
@@ -409,29 +419,33 @@ const (
 )
 
 // probeSecret finds out whether the credentials Secret exists and is this claim's, with a JSON patch
-// that changes nothing and fails on any Secret that is not this claim's, so nothing is read.
-func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, error) {
+// that changes nothing and fails on any Secret that is not this claim's, so no other Secret is ever
+// read. For this claim's own Secret it returns the token record the Secret carries (nil if none).
+func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *credentials.Record, error) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
 	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(FieldOwner))
 	switch {
 	case err == nil:
-		return secretOurs, nil
+		if len(sec.Data[credentials.TokenKey]) == 0 {
+			return secretOurs, nil, nil
+		}
+		return secretOurs, credentials.RecordFromAnnotations(sec.Annotations), nil
 	case apierrors.IsNotFound(err):
-		return secretAbsent, nil
+		return secretAbsent, nil, nil
 	case isPatchTestFailure(err):
-		return secretForeign, nil
+		return secretForeign, nil, nil
 	}
-	return secretOurs, fmt.Errorf("checking Secret %s/%s: %w", claim.Namespace, name, err)
+	return secretOurs, nil, fmt.Errorf("checking Secret %s/%s: %w", claim.Namespace, name, err)
 }
 
 // createSecret creates the credentials Secret, owned by the claim (garbage-collected with it) and by the
 // namespace (so that, as the ConfigMap protocol promises, deleting the namespace removes it too).
-func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimScope, name string, data map[string][]byte, expiresAt time.Time) error {
+func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimScope, name string, data map[string][]byte, tok credentials.Token) error {
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.claim.Namespace, Labels: map[string]string{
 			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
 			tenancyv1alpha1.ClaimUIDLabel:  string(s.claim.UID),
-		}, Annotations: credentials.TokenAnnotations(expiresAt)},
+		}, Annotations: credentials.TokenAnnotations(tok)},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
@@ -518,5 +532,8 @@ func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *cla
 		return err
 	}
 	s.selfTest = &res
+	if len(res.Excess) > 0 || (len(res.Missing) > 0 && s.repaired == 0) {
+		monitoring.SelfTestFailed(s.class.Name)
+	}
 	return nil
 }

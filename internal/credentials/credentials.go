@@ -87,6 +87,9 @@ type Record struct {
 	ServiceAccountUID string
 }
 
+// ReasonNoToken is the Decision reason for a first token (or one whose Secret is gone).
+const ReasonNoToken = "no token"
+
 // Decision says whether to issue a token now, and when to look again.
 type Decision struct {
 	Issue   bool
@@ -101,7 +104,7 @@ type Decision struct {
 func Schedule(now time.Time, rec *Record, saUID string, renewBefore time.Duration) Decision {
 	switch {
 	case rec == nil:
-		return Decision{Issue: true, Reason: "no token"}
+		return Decision{Issue: true, Reason: ReasonNoToken}
 	case rec.ServiceAccountUID != saUID:
 		return Decision{Issue: true, Reason: "ServiceAccount recreated"}
 	case !now.Before(rec.ExpiresAt.Add(-renewBefore)):
@@ -137,21 +140,34 @@ func ProbePatch(uid string) []byte {
 	return b
 }
 
-// ReplaceDataPatch is a JSON patch that replaces the data of the Secret of the claim with uid, and
-// fails (422) without changing anything on any other Secret.
-func ReplaceDataPatch(uid string, data map[string][]byte, expiresAt time.Time) []byte {
+// ReplaceDataPatch is a JSON patch that replaces the data and token annotations of the Secret of the
+// claim with uid, and fails (422) without changing anything on any other Secret.
+func ReplaceDataPatch(uid string, data map[string][]byte, tok Token) []byte {
 	b, _ := json.Marshal([]patchOp{
 		{Op: "test", Path: ownerLabelPath, Value: uid},
 		{Op: "add", Path: "/data", Value: data},
-		{Op: "add", Path: "/metadata/annotations", Value: map[string]string{
-			tenancyv1alpha1.TokenExpiresAtAnnotation: expiresAt.UTC().Format(time.RFC3339)}},
+		{Op: "add", Path: "/metadata/annotations", Value: TokenAnnotations(tok)},
 	})
 	return b
 }
 
-// TokenAnnotations tell the Secret's reader when the token expires.
-func TokenAnnotations(expiresAt time.Time) map[string]string {
-	return map[string]string{tenancyv1alpha1.TokenExpiresAtAnnotation: expiresAt.UTC().Format(time.RFC3339)}
+// TokenAnnotations record on the Secret what its token is: when it expires and which ServiceAccount it
+// was issued for. With the record in the claim's status they let the operator tell, without issuing a
+// new token, whether the token it finds is still good, even when its cached status lags its last write.
+func TokenAnnotations(tok Token) map[string]string {
+	return map[string]string{
+		tenancyv1alpha1.TokenExpiresAtAnnotation:    tok.ExpiresAt.UTC().Format(time.RFC3339),
+		tenancyv1alpha1.ServiceAccountUIDAnnotation: tok.ServiceAccountUID,
+	}
+}
+
+// RecordFromAnnotations reads TokenAnnotations back; nil when they are missing or malformed.
+func RecordFromAnnotations(a map[string]string) *Record {
+	t, err := time.Parse(time.RFC3339, a[tenancyv1alpha1.TokenExpiresAtAnnotation])
+	if err != nil || a[tenancyv1alpha1.ServiceAccountUIDAnnotation] == "" {
+		return nil
+	}
+	return &Record{ExpiresAt: t, ServiceAccountUID: a[tenancyv1alpha1.ServiceAccountUIDAnnotation]}
 }
 
 // ExpiryTime converts t for status fields.

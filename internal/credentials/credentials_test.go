@@ -62,7 +62,7 @@ func TestOnceTTL(t *testing.T) {
 func TestPatchesTestOwnershipFirst(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"probe":   ProbePatch("uid-1"),
-		"replace": ReplaceDataPatch("uid-1", map[string][]byte{TokenKey: []byte("t")}, time.Now()),
+		"replace": ReplaceDataPatch("uid-1", map[string][]byte{TokenKey: []byte("t")}, Token{ExpiresAt: time.Now(), ServiceAccountUID: "sa"}),
 	} {
 		var ops []map[string]any
 		if err := json.Unmarshal(b, &ops); err != nil {
@@ -93,5 +93,16 @@ func TestKubeconfigAndSecretData(t *testing.T) {
 	}
 	if string(data[TokenKey]) != "tok" || string(data[NamespaceKey]) != "ns-a" || string(data[CAKey]) != "ca" {
 		t.Errorf("secret data: %v", data)
+	}
+}
+
+func TestRecordFromAnnotations(t *testing.T) {
+	exp := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	rec := RecordFromAnnotations(TokenAnnotations(Token{ExpiresAt: exp, ServiceAccountUID: "sa"}))
+	if rec == nil || !rec.ExpiresAt.Equal(exp) || rec.ServiceAccountUID != "sa" {
+		t.Errorf("round trip: %+v", rec)
+	}
+	if RecordFromAnnotations(map[string]string{"tenancy.nsclaim.dev/token-expires-at": "soon"}) != nil {
+		t.Error("a malformed record is used")
 	}
 }

@@ -76,6 +76,14 @@ func TestMain(m *testing.M) {
 		ClusterRole: "edit", Naming: tenancyv1alpha1.NamingSpec{Prefix: "e2e-"},
 		NetworkPolicy: tenancyv1alpha1.NetworkPolicyDenyFromOtherNamespaces, PodSecurity: tenancyv1alpha1.PodSecurityRestricted,
 	}}
+	// The class of the ConfigMap protocol's requests: admin in the namespace, as the shell operator gave.
+	requestsClass := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: "nsplease"}, Spec: tenancyv1alpha1.NamespaceClassSpec{
+		ClusterRole: "admin", PodSecurity: tenancyv1alpha1.PodSecurityBaseline,
+	}}
+	if err := admin.Create(ctx, requestsClass); err != nil && !apierrors.IsAlreadyExists(err) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if err := admin.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

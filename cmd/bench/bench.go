@@ -1,0 +1,430 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+)
+
+// benchOptions are the sizes and knobs of a bench run; the defaults are the issue's.
+type benchOptions struct {
+	bursts, restarts, scales intList
+	perNS                    int
+	createParallel           int
+	fillWorkers              int
+	idle                     time.Duration
+	settle                   time.Duration
+	timeout                  time.Duration
+	ceiling                  bool
+	out                      string
+}
+
+func benchFlags(fs *flag.FlagSet) *benchOptions {
+	o := &benchOptions{bursts: intList{100, 500}, restarts: intList{1000, 5000}, scales: intList{1000, 10000}}
+	fs.Var(&o.bursts, "bursts", "Burst sizes: claims created at once (comma-separated).")
+	fs.Var(&o.restarts, "restarts", "Claim counts at which the manager is restarted (comma-separated; empty to skip).")
+	fs.Var(&o.scales, "scales", "Claim counts at which RSS, CPU and one more claim's latency are measured (comma-separated; empty to skip).")
+	fs.IntVar(&o.perNS, "claims-per-namespace", 100, "Claims per requester namespace.")
+	fs.IntVar(&o.createParallel, "create-parallel", 50, "Concurrent claim creates of a burst.")
+	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
+	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
+	fs.DurationVar(&o.settle, "settle", 3*time.Second, "Pause after a phase before its counters are read.")
+	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Longest wait for any one phase.")
+	fs.BoolVar(&o.ceiling, "ceiling", true, "Run the ceiling program after each burst.")
+	fs.StringVar(&o.out, "out", "tmp/bench/results.md", "Markdown file the final table is written to.")
+	return o
+}
+
+// window measures a phase: the operator's CPU and peak RSS, kube-apiserver's request counters and the
+// audit log between its start and end.
+type window struct {
+	b       *bencher
+	pid     int
+	from    int64
+	before  map[string]float64
+	proc    procStat
+	started time.Time
+}
+
+// load is what a window measured.
+type load struct {
+	dur       time.Duration
+	cpu       time.Duration
+	peakKiB   int64
+	rssKiB    int64
+	requests  requestCounts
+	apiserver map[string]float64
+}
+
+func (l load) apiserverTotal() float64 {
+	t := 0.0
+	for _, v := range l.apiserver {
+		t += v
+	}
+	return t
+}
+
+// uncachedReads are the operator's reads of API objects that an informer cache did not answer: every
+// get and list. Informers start with a streaming watch (no list); the leader election's lease reads
+// and discovery (/api, /apis) are not object reads of the controller and are left out.
+func (l load) uncachedReads() int {
+	return l.requests.count("operator", func(w string) bool {
+		verb, res, _ := strings.Cut(w, " ")
+		return (verb == "get" || verb == "list") && !strings.HasPrefix(res, "/") && res != "leases"
+	})
+}
+
+func (l load) operatorWrites() int {
+	return l.requests.count("operator", func(w string) bool { v, _, _ := strings.Cut(w, " "); return isWrite(v) })
+}
+
+func (l load) tokens() int {
+	return l.requests.rcount("operator", "create serviceaccounts/token")
+}
+
+func (rc requestCounts) rcount(who, what string) int { return rc[who][what] }
+
+type bencher struct {
+	e     *env
+	o     *benchOptions
+	k     *clients
+	audit auditLog
+	class *tenancyv1alpha1.NamespaceClass
+	track *readyTracker
+	op    *replica
+	log   io.Writer
+	// claims is the number of claims in the cluster.
+	claims int
+	rows   report
+}
+
+func (b *bencher) begin(ctx context.Context, pid int) *window {
+	w := &window{b: b, pid: pid, from: b.audit.offset(), started: time.Now()}
+	if pid > 0 {
+		resetPeak(pid)
+		w.proc, _ = readProc(pid)
+	}
+	if m, err := b.k.apiserverMetrics(ctx); err == nil {
+		w.before = requestTotals(m)
+	}
+	return w
+}
+
+// end reads the counters after the settle pause. pid is the process measured at the end (the restart
+// phase measures a process that did not exist at the start).
+func (w *window) end(ctx context.Context, pid int) load {
+	_ = sleep(ctx, w.b.o.settle)
+	l := load{dur: time.Since(w.started), apiserver: map[string]float64{}}
+	if pid > 0 {
+		p, _ := readProc(pid)
+		l.cpu, l.peakKiB, l.rssKiB = p.cpu, p.peakKiB, p.rssKiB
+		if pid == w.pid {
+			l.cpu -= w.proc.cpu
+		}
+	}
+	if m, err := w.b.k.apiserverMetrics(ctx); err == nil {
+		for k, v := range requestTotals(m) {
+			if d := v - w.before[k]; d > 0 {
+				l.apiserver[k] = d
+			}
+		}
+	}
+	l.requests, _ = w.b.audit.read(w.from, w.b.audit.offset())
+	return l
+}
+
+func (b *bencher) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func runBench(ctx context.Context, e *env, o *benchOptions) error {
+	k, err := newClients(filepath.Join(e.state, "kubeconfig"))
+	if err != nil {
+		return err
+	}
+	b := &bencher{e: e, o: o, k: k, audit: auditLog{path: filepath.Join(e.state, "audit", "audit.log")}, log: os.Stderr}
+	if b.audit.offset() == 0 {
+		return fmt.Errorf("no audit log at %s: start the cluster with hack/bench.sh (it enables audit logging)", b.audit.path)
+	}
+	if b.class, err = ensureClass(ctx, k); err != nil {
+		return err
+	}
+	list := &tenancyv1alpha1.NamespaceClaimList{}
+	if err := k.c.List(ctx, list); err != nil {
+		return err
+	}
+	b.claims = len(list.Items)
+	if b.track, err = startTracker(ctx, k); err != nil {
+		return err
+	}
+	if err := b.startOperator(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		if b.op != nil {
+			b.op.stop(syscall.SIGTERM)
+		}
+	}()
+
+	for _, n := range o.bursts {
+		if err := b.burst(ctx, n); err != nil {
+			return err
+		}
+	}
+	if o.idle > 0 {
+		if err := b.idlePhase(ctx); err != nil {
+			return err
+		}
+	}
+	sizes := slices.Clone(o.restarts)
+	sizes = append(sizes, o.scales...)
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	for _, size := range sizes {
+		if err := b.fill(ctx, size); err != nil {
+			return err
+		}
+		if slices.Contains(o.restarts, size) || slices.Contains(o.scales, size) {
+			if err := b.restart(ctx, size, slices.Contains(o.scales, size)); err != nil {
+				return err
+			}
+		}
+	}
+	b.rows.machine = machine()
+	b.rows.operatorArgs = fmt.Sprintf("workers=%d %s", e.workers, e.operatorArgs)
+	md := b.rows.markdown()
+	fmt.Println()
+	fmt.Println(md)
+	if o.out != "" {
+		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err == nil {
+			_ = os.WriteFile(o.out, []byte(md), 0o644)
+		}
+	}
+	return nil
+}
+
+// startOperator starts the manager and waits until it has caught up with every claim.
+func (b *bencher) startOperator(ctx context.Context) error {
+	op, err := b.e.startReplica(0)
+	if err != nil {
+		return err
+	}
+	b.op = op
+	if err := op.waitReady(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if _, err := op.waitCaughtUp(ctx, b.claims, b.o.timeout); err != nil {
+		return err
+	}
+	b.logf("manager (pid %d) caught up with %d claims in %s", op.pid(), b.claims, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+func (b *bencher) stopOperator() {
+	if b.op != nil {
+		b.op.stop(syscall.SIGTERM)
+		b.op = nil
+	}
+}
+
+// burst creates n claims at once, waits for all to be Ready, then runs the ceiling for n more.
+func (b *bencher) burst(ctx context.Context, n int) error {
+	series := fmt.Sprintf("burst%d", n)
+	b.logf("burst of %d claims", n)
+	w := b.begin(ctx, b.op.pid())
+	refs, err := createClaims(ctx, b.k, series, 0, n, b.o.perNS, b.o.createParallel, nil)
+	if err != nil {
+		return err
+	}
+	b.claims += len(refs)
+	missing := b.track.waitAll(ctx, refs, b.o.timeout)
+	l := w.end(ctx, b.op.pid())
+	lat, last := b.track.latencies(refs)
+	row := burstRow{n: n, ready: len(lat), load: l, lat: lat, span: last.Sub(refs[0].created)}
+	if missing > 0 {
+		b.logf("%d of %d claims not Ready after %s", missing, n, b.o.timeout)
+	}
+	b.logf("burst %d: %d Ready in %s (%.1f/s), p50 %s p99 %s; manager CPU %.1fs, peak RSS %d MiB; %d operator requests",
+		n, len(lat), row.span.Round(time.Millisecond), row.throughput(), percentile(lat, 50).Round(time.Millisecond),
+		percentile(lat, 99).Round(time.Millisecond), l.cpu.Seconds(), l.peakKiB/1024, l.requests.total("operator"))
+
+	if b.o.ceiling {
+		b.stopOperator()
+		cl, err := newCeiling(ctx, b.e, b.k, b.class, ceilingOptions{workers: b.e.workers, selfTest: true, event: true, selfTestConcurrency: 8})
+		if err != nil {
+			return err
+		}
+		cw := b.begin(ctx, 0)
+		crefs, res, err := runCeiling(ctx, b.k, cl, fmt.Sprintf("ceil%d", n), 0, n, b.o.perNS, b.o.createParallel)
+		if err != nil {
+			return fmt.Errorf("ceiling: %w", err)
+		}
+		b.claims += len(crefs)
+		cl2 := cw.end(ctx, 0)
+		clat, clast := ceilingLatencies(crefs, res)
+		row.ceiling = &burstRow{n: n, ready: len(clat), load: cl2, lat: clat, span: clast.Sub(crefs[0].created)}
+		b.logf("ceiling %d: done in %s (%.1f/s), p50 %s; %d requests as the operator",
+			n, row.ceiling.span.Round(time.Millisecond), row.ceiling.throughput(), percentile(clat, 50).Round(time.Millisecond),
+			cl2.requests.total("operator"))
+		if err := b.startOperator(ctx); err != nil {
+			return err
+		}
+	}
+	b.rows.bursts = append(b.rows.bursts, row)
+	return nil
+}
+
+// idlePhase counts the operator's requests while nothing changes.
+func (b *bencher) idlePhase(ctx context.Context) error {
+	b.logf("idle for %s with %d claims", b.o.idle, b.claims)
+	w := b.begin(ctx, b.op.pid())
+	if err := sleep(ctx, b.o.idle); err != nil {
+		return err
+	}
+	l := w.end(ctx, b.op.pid())
+	b.rows.idle = &idleRow{claims: b.claims, load: l}
+	return nil
+}
+
+// fill grows the cluster to size claims with the ceiling's writes (no self-test, no Event) while the
+// operator is stopped, then starts the operator and waits until it has adopted them. Nothing of it is
+// measured.
+func (b *bencher) fill(ctx context.Context, size int) error {
+	if b.claims >= size {
+		return nil
+	}
+	b.logf("filling the cluster from %d to %d claims (not measured)", b.claims, size)
+	b.stopOperator()
+	cl, err := newCeiling(ctx, b.e, b.k, b.class, ceilingOptions{workers: b.o.fillWorkers})
+	if err != nil {
+		return err
+	}
+	from := b.filled(ctx)
+	refs, _, err := runCeiling(ctx, b.k, cl, "fill", from, from+size-b.claims, b.o.perNS, b.o.createParallel)
+	b.claims += len(refs)
+	if err != nil {
+		return fmt.Errorf("fill: %w", err)
+	}
+	return b.startOperator(ctx)
+}
+
+// filled is the number of fill claims made so far (they are numbered from 0).
+func (b *bencher) filled(ctx context.Context) int {
+	list := &tenancyv1alpha1.NamespaceClaimList{}
+	if err := b.k.c.List(ctx, list); err != nil {
+		return 0
+	}
+	n := 0
+	for _, c := range list.Items {
+		if strings.HasPrefix(c.Name, "fill-") {
+			n++
+		}
+	}
+	return n
+}
+
+// restart stops the manager with size claims in the cluster, starts it again and measures the time to
+// catch up, the writes and the tokens issued; with scale it also measures memory and one more claim.
+func (b *bencher) restart(ctx context.Context, size int, scale bool) error {
+	b.logf("restart with %d claims", b.claims)
+	b.stopOperator()
+	w := b.begin(ctx, 0)
+	op, err := b.e.startReplica(0)
+	if err != nil {
+		return err
+	}
+	b.op = op
+	if err := op.waitReady(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	at, err := op.waitCaughtUp(ctx, b.claims, b.o.timeout)
+	if err != nil {
+		return err
+	}
+	l := w.end(ctx, op.pid())
+	row := restartRow{claims: b.claims, caughtUp: at.Sub(op.started), load: l}
+	b.logf("restart %d: caught up in %s, %d writes, %d tokens, %d uncached reads, CPU %.1fs, RSS %d MiB",
+		b.claims, row.caughtUp.Round(time.Millisecond), l.operatorWrites(), l.tokens(), l.uncachedReads(), l.cpu.Seconds(), l.rssKiB/1024)
+	if slices.Contains(b.o.restarts, size) {
+		b.rows.restarts = append(b.rows.restarts, row)
+	}
+	if !scale {
+		return nil
+	}
+	sr := scaleRow{claims: b.claims, rssKiB: l.rssKiB, peakKiB: l.peakKiB, catchUpCPU: l.cpu}
+	p0, _ := readProc(op.pid())
+	_ = sleep(ctx, 30*time.Second)
+	p1, _ := readProc(op.pid())
+	sr.idleCPUPerMin = time.Duration(float64(p1.cpu-p0.cpu) * float64(time.Minute) / float64(p1.readTime.Sub(p0.readTime)))
+	refs, err := createClaims(ctx, b.k, "one", b.claims, b.claims+1, 1, 1, nil)
+	if err != nil {
+		return err
+	}
+	b.claims++
+	if b.track.waitAll(ctx, refs, b.o.timeout) == 0 {
+		lat, _ := b.track.latencies(refs)
+		sr.oneMore = lat[0]
+	}
+	p2, _ := readProc(op.pid())
+	sr.rssKiB = p2.rssKiB
+	b.logf("scale %d: RSS %d MiB, idle CPU %s/min, one more claim Ready in %s", sr.claims, sr.rssKiB/1024, sr.idleCPUPerMin.Round(time.Millisecond), sr.oneMore.Round(time.Millisecond))
+	b.rows.scales = append(b.rows.scales, sr)
+	return nil
+}
+
+// machine describes where the bench ran.
+func machine() string {
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "MemTotal:") {
+				var kb int64
+				fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "MemTotal:")), "%d", &kb)
+				mem = fmt.Sprintf("%.1f GiB", float64(kb)/1024/1024)
+			}
+		}
+	}
+	model := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				_, model, _ = strings.Cut(l, ":")
+				model = strings.TrimSpace(model)
+				break
+			}
+		}
+	}
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return fmt.Sprintf("%s; %d CPUs (%s), %s RAM, %s; load average at the end %s",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), model, mem, runtime.Version(), load)
+}

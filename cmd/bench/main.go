@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench measures nsclaim against the limit of the control plane it runs on (subcommand
+// bench), and checks that it stays correct when its leader, kube-apiserver or etcd die, or when its
+// objects are deleted behind its back (subcommand chaos). It drives a local cluster started by
+// hack/local-cluster.sh and a manager run as its own process; hack/bench.sh and hack/chaos.sh set it
+// up. Figures are printed, never asserted: chaos exits non-zero only when an invariant is broken.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// env holds what both subcommands need to find the cluster and the manager.
+type env struct {
+	repo          string
+	state         string
+	apiserverPort int
+	managerBin    string
+	workers       int
+	operatorArgs  string
+	// replicas are the manager processes this program may start: the first is the one
+	// hack/local-operator.sh runs; chaos starts a second.
+	replicas []replicaPorts
+}
+
+// replicaPorts are one manager replica's probe and metrics ports.
+type replicaPorts struct{ probe, metrics int }
+
+func main() {
+	if len(os.Args) < 2 || (os.Args[1] != "bench" && os.Args[1] != "chaos") {
+		fmt.Fprintln(os.Stderr, "usage: bench bench|chaos [flags]  (see -h of each)")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	e := &env{}
+	cwd, _ := os.Getwd()
+	fs.StringVar(&e.repo, "repo", cwd, "Repository root (hack/ scripts are run from here).")
+	fs.StringVar(&e.state, "state", envOr("LOCAL_CLUSTER_DIR", filepath.Join(cwd, "tmp/bench-cluster")), "State directory of the local cluster (LOCAL_CLUSTER_DIR).")
+	fs.IntVar(&e.apiserverPort, "apiserver-port", envInt("APISERVER_PORT", 31443), "kube-apiserver port (APISERVER_PORT).")
+	fs.StringVar(&e.managerBin, "manager", envOr("MANAGER_BIN", filepath.Join(cwd, "tmp/bench/manager")), "Manager binary (MANAGER_BIN).")
+	fs.IntVar(&e.workers, "workers", envInt("NSCLAIM_WORKERS", 4), "Operator workers, and the ceiling's concurrency (NSCLAIM_WORKERS).")
+	fs.StringVar(&e.operatorArgs, "operator-args", os.Getenv("OPERATOR_ARGS"), "Extra manager flags, e.g. --kube-api-qps=200 (OPERATOR_ARGS).")
+	probe := fs.Int("probe-port", envInt("OPERATOR_PROBE_PORT", 20481), "First replica's probe port (OPERATOR_PROBE_PORT).")
+	metrics := fs.Int("metrics-port", envInt("OPERATOR_METRICS_PORT", 20843), "First replica's metrics port (OPERATOR_METRICS_PORT).")
+	probe2 := fs.Int("probe-port-2", envInt("OPERATOR2_PROBE_PORT", 20581), "Second replica's probe port (chaos).")
+	metrics2 := fs.Int("metrics-port-2", envInt("OPERATOR2_METRICS_PORT", 20943), "Second replica's metrics port (chaos).")
+
+	var run func(context.Context, *env) error
+	switch os.Args[1] {
+	case "bench":
+		o := benchFlags(fs)
+		run = func(ctx context.Context, e *env) error { return runBench(ctx, e, o) }
+	case "chaos":
+		o := chaosFlags(fs)
+		run = func(ctx context.Context, e *env) error { return runChaos(ctx, e, o) }
+	}
+	_ = fs.Parse(os.Args[2:])
+	// The informers' watch errors during chaos are expected; the program reports what it measures.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	e.replicas = []replicaPorts{{*probe, *metrics}, {*probe2, *metrics2}}
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if err := run(ctx, e); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		cancel()
+		os.Exit(1)
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// intList is a flag holding comma-separated integers.
+type intList []int
+
+func (l *intList) String() string {
+	s := make([]string, len(*l))
+	for i, n := range *l {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *intList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a count", f)
+		}
+		*l = append(*l, n)
+	}
+	return nil
+}

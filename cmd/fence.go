@@ -1,0 +1,76 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
+)
+
+// FenceIntactCondition is the OperatorCondition type that reports the admission fence.
+const FenceIntactCondition = "FenceIntact"
+
+// fenceObserver reports each fence check: the nsclaim_fence_intact gauge always, and on a change of
+// state a log line, an Event on the operator's namespace and the FenceIntact condition of the
+// OperatorCondition (where OLM runs the operator). The operator keeps working either way.
+type fenceObserver struct {
+	recorder  recorder.EventRecorder
+	reporter  *olmcondition.Reporter
+	namespace string
+
+	mu   sync.Mutex
+	last *fence.Status
+}
+
+func (o *fenceObserver) observe(st fence.Status) {
+	monitoring.SetFenceIntact(st.Intact)
+	o.mu.Lock()
+	changed := o.last == nil || o.last.Intact != st.Intact || strings.Join(o.last.Problems, ";") != strings.Join(st.Problems, ";")
+	o.last = &st
+	o.mu.Unlock()
+	if !changed {
+		return
+	}
+	status, reason, msg := metav1.ConditionTrue, "Intact", "The ValidatingAdmissionPolicy fence and its binding are installed as shipped"
+	evType := corev1.EventTypeNormal
+	if !st.Intact {
+		status, reason, msg = metav1.ConditionFalse, "FenceMissingOrAltered", "The admission fence is missing or altered (see docs/security.md): "+strings.Join(st.Problems, "; ")
+		evType = corev1.EventTypeWarning
+		setupLog.Info("Admission fence is not intact; nsclaim keeps working, with RBAC as the only limit", "problems", st.Problems)
+	} else {
+		setupLog.Info("Admission fence is intact")
+	}
+	if o.recorder != nil && o.namespace != "" {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}
+		o.recorder.Eventf(ns, nil, evType, reason, "CheckFence", "%s", msg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := o.reporter.Set(ctx, FenceIntactCondition, status, reason, msg); err != nil {
+		setupLog.Error(err, "Cannot set the FenceIntact condition on the OperatorCondition")
+	}
+}

@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package fence
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// TestRunnable runs the checker against a real kube-apiserver (envtest), reading as a user that has
+// only the RBAC of this package's marker: the shipped fence, created from the embedded YAML, is found
+// intact (so the YAML spells out every default), and removing a validation, deleting the binding and
+// restoring both are each reported by the next check.
+func TestRunnable(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
+	}
+	g := NewWithT(t)
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = env.Stop() })
+	admin, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	reader := readerWithMarkerRBAC(ctx, t, env, admin)
+	want, err := Shipped()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(admin.Create(ctx, want.Policy.DeepCopy())).To(Succeed())
+	g.Expect(admin.Create(ctx, want.Binding.DeepCopy())).To(Succeed())
+
+	results := make(chan Status, 100)
+	runnable := NewRunnable(reader, want, 50*time.Millisecond, func(s Status) {
+		select {
+		case results <- s:
+		default: // the test reads the newest results; dropping some while it is busy is fine
+		}
+	})
+	done := make(chan error)
+	go func() { done <- runnable.Start(ctx) }()
+	latest := func() Status { return <-results }
+
+	g.Eventually(latest).Should(Equal(Status{Intact: true}))
+
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(want.Policy), policy)).To(Succeed())
+	policy.Spec.Validations = policy.Spec.Validations[1:]
+	g.Expect(admin.Update(ctx, policy)).To(Succeed())
+	g.Eventually(latest).Should(Equal(Status{Problems: []string{
+		"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.validations differs from the shipped fence",
+	}}))
+
+	g.Expect(admin.Delete(ctx, want.Binding.DeepCopy())).To(Succeed())
+	g.Eventually(latest).Should(Equal(Status{Problems: []string{
+		"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.validations differs from the shipped fence",
+		"ValidatingAdmissionPolicyBinding nsclaim-operator-fence is missing",
+	}}))
+
+	policy.Spec.Validations = want.Policy.Spec.Validations
+	g.Expect(admin.Update(ctx, policy)).To(Succeed())
+	g.Expect(admin.Create(ctx, want.Binding.DeepCopy())).To(Succeed())
+	g.Eventually(latest).Should(Equal(Status{Intact: true}))
+
+	cancel()
+	g.Eventually(done).Should(Receive(BeNil()))
+}
+
+// TestCheckWithoutRBAC: a checker that may not read the fence reports it as not known to be intact.
+func TestCheckWithoutRBAC(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
+	}
+	g := NewWithT(t)
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = env.Stop() })
+	user, err := env.AddUser(envtest.User{Name: "nobody"}, cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	c, err := client.New(user.Config(), client.Options{Scheme: scheme.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	want, err := Shipped()
+	g.Expect(err).NotTo(HaveOccurred())
+
+	s := Check(context.Background(), c, want)
+	g.Expect(s.Intact).To(BeFalse())
+	g.Expect(s.Problems).To(HaveLen(2))
+	g.Expect(s.Problems[0]).To(HavePrefix("ValidatingAdmissionPolicy nsclaim-operator-fence cannot be read: "))
+	g.Expect(s.Problems[1]).To(HavePrefix("ValidatingAdmissionPolicyBinding nsclaim-operator-fence cannot be read: "))
+}
+
+// readerWithMarkerRBAC returns an uncached client for a user bound to a ClusterRole holding exactly the
+// rule of this package's +kubebuilder:rbac marker.
+func readerWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Environment, admin client.Client) client.Reader {
+	t.Helper()
+	g := NewWithT(t)
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fence-reader"}, Rules: []rbacv1.PolicyRule{{
+		APIGroups:     []string{admissionregistrationv1.GroupName},
+		Resources:     []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
+		ResourceNames: []string{"nsclaim-operator-fence"},
+		Verbs:         []string{"get"},
+	}}}
+	g.Expect(admin.Create(ctx, role)).To(Succeed())
+	g.Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fence-reader"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "fence-reader"}},
+	})).To(Succeed())
+	user, err := env.AddUser(envtest.User{Name: "fence-reader"}, env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	c, err := client.New(rest.CopyConfig(user.Config()), client.Options{Scheme: scheme.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	// RBAC caches settle within moments; wait until the binding is in effect.
+	g.Eventually(func() error {
+		err := c.Get(ctx, client.ObjectKey{Name: "nsclaim-operator-fence"}, &admissionregistrationv1.ValidatingAdmissionPolicy{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}).Should(Succeed())
+	return c
+}

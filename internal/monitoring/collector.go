@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package monitoring
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+)
+
+// Values of the state label of ClaimsName.
+const (
+	StateReady       = "Ready"
+	StatePending     = "Pending"
+	StateRefused     = "Refused"
+	StateExpired     = "Expired"
+	StateReleased    = "Released"
+	StateTerminating = "Terminating"
+)
+
+// RefusalReasons are the Ready=False reasons that mean the operator will not go on until a person
+// changes the claim, its class or the cluster: the claim counts as Refused. Every other False reason
+// (Provisioning, Pending, InternalError) is transient and counts as Pending.
+var RefusalReasons = []string{
+	tenancyv1alpha1.ClassNotFoundReason,
+	tenancyv1alpha1.AmbiguousDefaultClassReason,
+	tenancyv1alpha1.ClassNotAllowedReason,
+	tenancyv1alpha1.ClaimLimitExceededReason,
+	tenancyv1alpha1.TTLExceedsMaximumReason,
+	tenancyv1alpha1.LabelNotAllowedReason,
+	tenancyv1alpha1.NamespaceConflictReason,
+	tenancyv1alpha1.NamespaceTakenReason,
+	tenancyv1alpha1.SecretConflictReason,
+	tenancyv1alpha1.MissingPermissionsReason,
+	tenancyv1alpha1.ExcessPermissionsReason,
+}
+
+// ClaimState returns the state label of a claim: Terminating once deletion is requested; otherwise
+// from its Ready condition: Ready when True; Expired or Released for those reasons; Refused for a
+// reason in RefusalReasons; Pending when the condition is missing, Unknown or False for any other
+// reason.
+func ClaimState(claim *tenancyv1alpha1.NamespaceClaim) string {
+	if !claim.DeletionTimestamp.IsZero() {
+		return StateTerminating
+	}
+	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+	switch {
+	case ready == nil || ready.Status == metav1.ConditionUnknown:
+		return StatePending
+	case ready.Status == metav1.ConditionTrue:
+		return StateReady
+	case ready.Reason == tenancyv1alpha1.ExpiredReason:
+		return StateExpired
+	case ready.Reason == tenancyv1alpha1.ReleasedReason:
+		return StateReleased
+	}
+	for _, r := range RefusalReasons {
+		if ready.Reason == r {
+			return StateRefused
+		}
+	}
+	return StatePending
+}
+
+// collectTimeout bounds a scrape's read of the cache; a cache that is not synced yet makes the list
+// wait.
+const collectTimeout = 5 * time.Second
+
+// claimCollector is a prometheus.Collector that counts NamespaceClaims by class and state when
+// scraped.
+type claimCollector struct {
+	reader client.Reader
+	desc   *prometheus.Desc
+}
+
+// NewClaimCollector returns a collector of ClaimsName that lists NamespaceClaims from r (the
+// manager's cache) at every scrape, so a deleted claim leaves no series behind. Only (class, state)
+// pairs with at least one claim are reported. If the list fails, the collector logs the error and
+// reports nothing, so that the rest of the scrape still succeeds.
+func NewClaimCollector(r client.Reader) prometheus.Collector {
+	d := lookup(ClaimsName)
+	return &claimCollector{reader: r, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil)}
+}
+
+// Describe implements prometheus.Collector.
+func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect implements prometheus.Collector.
+func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
+	defer cancel()
+	var claims tenancyv1alpha1.NamespaceClaimList
+	if err := c.reader.List(ctx, &claims); err != nil {
+		logf.Log.WithName("monitoring").Error(err, "Listing NamespaceClaims for metrics")
+		return
+	}
+	for k, n := range CountClaims(claims.Items) {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), k.Class, k.State)
+	}
+}
+
+// ClassState is a (class, state) pair of ClaimsName.
+type ClassState struct{ Class, State string }
+
+// CountClaims counts claims by their resolved class (status.className) and ClaimState.
+func CountClaims(claims []tenancyv1alpha1.NamespaceClaim) map[ClassState]int {
+	counts := map[ClassState]int{}
+	for i := range claims {
+		counts[ClassState{Class: claims[i].Status.ClassName, State: ClaimState(&claims[i])}]++
+	}
+	return counts
+}

@@ -1,0 +1,217 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package monitoring defines nsclaim's Prometheus metrics. One table, Definitions, describes every
+// metric; the collectors registered on controller-runtime's registry and docs/metrics.md are both
+// produced from it. controller-runtime's own metrics (reconciles, work queues, leader election) are
+// not re-created here.
+package monitoring
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Kind is the Prometheus type of a metric.
+type Kind string
+
+// Kinds of metrics in Definitions.
+const (
+	Counter   Kind = "counter"
+	Gauge     Kind = "gauge"
+	Histogram Kind = "histogram"
+)
+
+// Definition describes one metric: its full name, type, help text, label names and, for
+// histograms, bucket upper bounds in seconds. Collected is true for metrics computed at scrape
+// time by a collector (NewClaimCollector) rather than updated by the operator's code.
+type Definition struct {
+	Name      string
+	Kind      Kind
+	Help      string
+	Labels    []string
+	Buckets   []float64
+	Collected bool
+}
+
+// Metric names.
+const (
+	ClaimsName               = "nsclaim_claims"
+	ProvisioningDurationName = "nsclaim_provisioning_duration_seconds"
+	CredentialsIssuedName    = "nsclaim_credentials_issued_total"
+	CredentialFailuresName   = "nsclaim_credential_failures_total"
+	RefusalsName             = "nsclaim_refusals_total"
+	ExpiriesName             = "nsclaim_expiries_total"
+	DeletionDurationName     = "nsclaim_deletion_duration_seconds"
+	SelfTestFailuresName     = "nsclaim_self_test_failures_total"
+	FenceIntactName          = "nsclaim_admission_fence_intact"
+)
+
+// Label names.
+const (
+	ClassLabel  = "class"
+	StateLabel  = "state"
+	KindLabel   = "kind"
+	ReasonLabel = "reason"
+)
+
+// Values of the kind label of CredentialsIssuedName.
+const (
+	KindIssue   = "issue"
+	KindRenewal = "renewal"
+)
+
+// durationBuckets spans a fast provisioning or deletion (under a second) up to one stuck behind a
+// slow namespace finalizer (ten minutes).
+var durationBuckets = []float64{0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600}
+
+// Definitions is the single table of nsclaim's metrics.
+var Definitions = []Definition{
+	{Name: ClaimsName, Kind: Gauge, Labels: []string{ClassLabel, StateLabel}, Collected: true,
+		Help: "NamespaceClaims by class and state (Ready, Pending, Refused, Expired, Released, Terminating), read from the informer cache at scrape time. The class is the resolved class in status; empty until the class is resolved."},
+	{Name: ProvisioningDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
+		Help: "Seconds from a claim's creation to its first Ready=True."},
+	{Name: CredentialsIssuedName, Kind: Counter, Labels: []string{ClassLabel, KindLabel},
+		Help: "Tokens written to credentials Secrets; kind is issue for a claim's first token, renewal for a replacement."},
+	{Name: CredentialFailuresName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Failed attempts to mint a token or write the credentials Secret."},
+	{Name: RefusalsName, Kind: Counter, Labels: []string{ReasonLabel},
+		Help: "Claims refused, by the condition reason that explains why (ClassNotFound, ClaimLimitExceeded, ...); counted on the transition to the refusal."},
+	{Name: ExpiriesName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Claims whose TTL passed and whose namespace was deleted."},
+	{Name: DeletionDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
+		Help: "Seconds from a claim's deletion request to the removal of its finalizer (namespace gone)."},
+	{Name: SelfTestFailuresName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Permission self-tests (SubjectAccessReviews) that found missing or excess permissions."},
+	{Name: FenceIntactName, Kind: Gauge,
+		Help: "1 if the admission fence that protects managed namespaces is in place, 0 if it is missing or altered; absent until the leader first checks it."},
+}
+
+// lookup returns the entry of Definitions with the given name; it panics if there is none, which
+// is a programming error caught by the package's tests.
+func lookup(name string) Definition {
+	for _, d := range Definitions {
+		if d.Name == name {
+			return d
+		}
+	}
+	panic(fmt.Sprintf("monitoring: no metric %q in Definitions", name))
+}
+
+func counterVec(name string) *prometheus.CounterVec {
+	d := lookup(name)
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: d.Name, Help: d.Help}, d.Labels)
+}
+
+func histogramVec(name string) *prometheus.HistogramVec {
+	d := lookup(name)
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: d.Name, Help: d.Help, Buckets: d.Buckets}, d.Labels)
+}
+
+// gaugeVec returns a gauge vector; with no labels it reports nothing until its first Set, so a
+// gauge that was never set is absent rather than a misleading 0.
+func gaugeVec(name string) *prometheus.GaugeVec {
+	d := lookup(name)
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: d.Name, Help: d.Help}, d.Labels)
+}
+
+var (
+	provisioningDuration = histogramVec(ProvisioningDurationName)
+	credentialsIssued    = counterVec(CredentialsIssuedName)
+	credentialFailures   = counterVec(CredentialFailuresName)
+	refusals             = counterVec(RefusalsName)
+	expiries             = counterVec(ExpiriesName)
+	deletionDuration     = histogramVec(DeletionDurationName)
+	selfTestFailures     = counterVec(SelfTestFailuresName)
+	fenceIntact          = gaugeVec(FenceIntactName)
+
+	// instrumented lists the collectors above, in the order of Definitions, for Register.
+	instrumented = []prometheus.Collector{
+		provisioningDuration, credentialsIssued, credentialFailures, refusals,
+		expiries, deletionDuration, selfTestFailures, fenceIntact,
+	}
+	registerOnce sync.Once
+)
+
+// Register registers the operator's instrumentation metrics on controller-runtime's registry, so
+// the manager's metrics endpoint serves them. It is safe to call more than once. The claim
+// collector needs a cache and is registered separately:
+// metrics.Registry.MustRegister(NewClaimCollector(mgr.GetCache())).
+func Register() {
+	registerOnce.Do(func() {
+		metrics.Registry.MustRegister(instrumented...)
+		// Known refusal reasons start at zero, so that rate() and increase() see the first one.
+		for _, r := range RefusalReasons {
+			refusals.WithLabelValues(r)
+		}
+	})
+}
+
+// ObserveProvisioned records the time from a claim's creation to its first Ready=True. Call it once
+// per claim, on the transition to Ready.
+func ObserveProvisioned(class string, d time.Duration) {
+	provisioningDuration.WithLabelValues(class).Observe(d.Seconds())
+}
+
+// CredentialIssued counts a token written to a claim's credentials Secret: renewal is false for the
+// claim's first token and true for a replacement.
+func CredentialIssued(class string, renewal bool) {
+	kind := KindIssue
+	if renewal {
+		kind = KindRenewal
+	}
+	credentialsIssued.WithLabelValues(class, kind).Inc()
+}
+
+// CredentialFailed counts a failed attempt to mint a token or to write the credentials Secret.
+func CredentialFailed(class string) {
+	credentialFailures.WithLabelValues(class).Inc()
+}
+
+// Refused counts a claim refused with the given condition reason. Call it on the transition to the
+// refusal, not on every reconcile that sees it.
+func Refused(reason string) {
+	refusals.WithLabelValues(reason).Inc()
+}
+
+// Expired counts a claim whose TTL passed.
+func Expired(class string) {
+	expiries.WithLabelValues(class).Inc()
+}
+
+// ObserveDeletion records the time from a claim's deletionTimestamp to the removal of its finalizer.
+func ObserveDeletion(class string, d time.Duration) {
+	deletionDuration.WithLabelValues(class).Observe(d.Seconds())
+}
+
+// SelfTestFailed counts a permission self-test that found missing or excess permissions.
+func SelfTestFailed(class string) {
+	selfTestFailures.WithLabelValues(class).Inc()
+}
+
+// SetFenceIntact sets the admission fence gauge to 1 (intact) or 0 (missing or altered). The gauge
+// is absent until the first call.
+func SetFenceIntact(intact bool) {
+	v := 0.0
+	if intact {
+		v = 1
+	}
+	fenceIntact.WithLabelValues().Set(v)
+}

@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package metrics tests nsclaim's monitoring as a user runs it: TestAlertRules runs promtool's unit
+// tests on the PrometheusRule of config/prometheus, and TestPrometheusScrapesTheOperator runs a real
+// Prometheus that scrapes a running manager over HTTPS with a ServiceAccount token (hack/test-metrics.sh
+// starts the local cluster and the manager and sets the environment).
+package metrics
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// repoRoot is the repository root, from this package's directory.
+var repoRoot = filepath.Join("..", "..")
+
+// TestAlertRules writes the rule groups of config/prometheus/prometheusrule.yaml to rules.yaml next
+// to a copy of alerts_test.yaml and runs `promtool test rules` on them. PROMTOOL names the binary
+// (make test-alerts sets it; default bin/prometheus-2.42.0/promtool).
+func TestAlertRules(t *testing.T) {
+	promtool := os.Getenv("PROMTOOL")
+	if promtool == "" {
+		promtool = filepath.Join(repoRoot, "bin", "prometheus-2.42.0", "promtool")
+	}
+	if _, err := os.Stat(promtool); err != nil {
+		t.Fatalf("promtool not found (%v): run `make prometheus` or set PROMTOOL", err)
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "prometheus", "prometheusrule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rule struct {
+		Kind string         `json:"kind"`
+		Spec map[string]any `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &rule); err != nil {
+		t.Fatal(err)
+	}
+	if rule.Kind != "PrometheusRule" || rule.Spec["groups"] == nil {
+		t.Fatalf("prometheusrule.yaml: want a PrometheusRule with spec.groups, got kind %q", rule.Kind)
+	}
+	groups, err := yaml.Marshal(rule.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := os.ReadFile("alerts_test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"rules.yaml": groups, "alerts_test.yaml": tests} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := exec.Command(promtool, "check", "rules", "rules.yaml")
+	check.Dir = dir
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	cmd := exec.Command(promtool, "test", "rules", "alerts_test.yaml")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	t.Logf("promtool test rules:\n%s", out)
+	if err != nil {
+		t.Fatalf("promtool test rules: %v", err)
+	}
+}
