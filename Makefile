@@ -113,6 +113,9 @@ setup-test-e2e: kind ## Set up a Kind cluster for e2e tests if it does not exist
 test-e2e: setup-test-e2e docker-build kustomize ## Run the e2e suite on a Kind cluster (needs Docker).
 	$(KIND) load docker-image $(IMG) --name $(KIND_CLUSTER)
 	$(MAKE) deploy IMG=$(IMG)
+	@# The ConfigMap protocol is on for the e2e cases, as a Deployment or Subscription switches it on.
+	$(KUBECTL) --context kind-$(KIND_CLUSTER) -n nsclaim-operator-system set env deploy/nsclaim-operator-controller-manager \
+		NSCLAIM_REQUESTS_NAMESPACE=nsplease-requests NSCLAIM_REQUESTS_CLASS=nsplease
 	$(KUBECTL) --context kind-$(KIND_CLUSTER) -n nsclaim-operator-system rollout status deploy/nsclaim-operator-controller-manager --timeout=3m
 	KUBECONFIG="$$($(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig && echo $(LOCALBIN)/kind.kubeconfig)" \
 		NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system go test ./test/e2e/ -v -count=1 -timeout 30m
