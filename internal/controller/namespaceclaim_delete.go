@@ -19,9 +19,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -57,9 +59,12 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 			return ctrl.Result{}, err
 		}
 	}
-	before := claim.DeepCopy()
-	controllerutil.RemoveFinalizer(claim, tenancyv1alpha1.ClaimFinalizer)
-	if err := r.Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+	// A JSON patch that tests the finalizer at its index before removing it: it needs no
+	// resourceVersion (the cached claim may lag its last status write) and never drops a finalizer
+	// someone else added meanwhile.
+	i := slices.Index(claim.Finalizers, tenancyv1alpha1.ClaimFinalizer)
+	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, tenancyv1alpha1.ClaimFinalizer, i)
+	if err := r.Patch(ctx, claim, client.RawPatch(types.JSONPatchType, []byte(patch)), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
 	monitoring.ObserveDeletion(className(claim), s.now.Sub(claim.DeletionTimestamp.Time))
