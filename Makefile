@@ -163,7 +163,7 @@ lint-config: golangci-lint ## Verify golangci-lint linter configuration
 	$(GOLANGCI_LINT) config verify
 
 .PHONY: verify
-verify: manifests generate fmt bundle ## Regenerate code, manifests and bundle; fail if anything changed.
+verify: manifests generate fmt bundle catalog-validate metrics-docs ## Regenerate code, manifests and bundle; fail if anything changed.
 	@if [ -n "$$(git status --porcelain -- api config bundle bundle.Dockerfile internal cmd)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate bundle' and commit:"; \
 		git status --porcelain -- api config bundle bundle.Dockerfile internal cmd; git --no-pager diff --stat; exit 1; fi

@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,7 +65,12 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	// someone else added meanwhile.
 	i := slices.Index(claim.Finalizers, tenancyv1alpha1.ClaimFinalizer)
 	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, tenancyv1alpha1.ClaimFinalizer, i)
-	if err := r.Patch(ctx, claim, client.RawPatch(types.JSONPatchType, []byte(patch)), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+	err := r.Patch(ctx, claim, client.RawPatch(types.JSONPatchType, []byte(patch)), client.FieldOwner(FieldOwner))
+	if apierrors.IsNotFound(err) {
+		// An earlier reconcile removed the finalizer, and observed the deletion.
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
 	monitoring.ObserveDeletion(className(claim), s.now.Sub(claim.DeletionTimestamp.Time))
