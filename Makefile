@@ -172,11 +172,11 @@ verify: manifests generate fmt bundle catalog-validate metrics-docs ## Regenerat
 
 .PHONY: build
 build: manifests generate fmt vet ## Build manager binary.
-	go build -o bin/manager cmd/main.go
+	go build -o bin/manager ./cmd
 
 .PHONY: run
 run: manifests generate fmt vet ## Run a controller from your host against the cluster in KUBECONFIG.
-	go run ./cmd/main.go
+	go run ./cmd
 
 .PHONY: docker-build
 docker-build: ## Build docker image with the manager.
