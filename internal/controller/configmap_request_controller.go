@@ -38,7 +38,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
 
@@ -117,7 +116,7 @@ func (r *ConfigMapRequestReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, err
 	}
 	r.reportRefusal(cm, claim)
-	return ctrl.Result{}, r.ownByNamespace(ctx, cm, claim)
+	return ctrl.Result{}, nil
 }
 
 // served reports whether a claim was made for cm before: it carries the claim's UID, or a Namespace
@@ -180,33 +179,6 @@ func (r *ConfigMapRequestReconciler) reportRefusal(cm *corev1.ConfigMap, claim *
 		return
 	}
 	r.Recorder.Eventf(cm, claim, corev1.EventTypeWarning, ready.Reason, "Provision", "%s", ready.Message)
-}
-
-// ownByNamespace makes the request's Namespace an owner of the ConfigMap, so that deleting the
-// namespace (by its tenant, or anyone) removes the request; the Secret gets the same owner when the
-// claim reconciler creates it. Only a namespace that carries this claim's ownership marks is used.
-func (r *ConfigMapRequestReconciler) ownByNamespace(ctx context.Context, cm *corev1.ConfigMap, claim *tenancyv1alpha1.NamespaceClaim) error {
-	if claim.Status.Namespace == "" {
-		return nil
-	}
-	ns := &corev1.Namespace{}
-	if ok, err := found(r.Get(ctx, client.ObjectKey{Name: claim.Status.Namespace}, ns)); !ok {
-		return err
-	}
-	if !provision.OwnedBy(ns, provision.OwnerOf(claim)) || !ns.DeletionTimestamp.IsZero() {
-		return nil
-	}
-	for _, ref := range cm.OwnerReferences {
-		if ref.UID == ns.UID {
-			return nil
-		}
-	}
-	before := cm.DeepCopy()
-	cm.OwnerReferences = append(cm.OwnerReferences, namespaceOwnerRef(ns))
-	if err := r.Patch(ctx, cm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("setting namespace %s as owner of ConfigMap %s: %w", ns.Name, klog.KObj(cm), err)
-	}
-	return nil
 }
 
 // refusalReasons are the Ready=False reasons a user must act on.

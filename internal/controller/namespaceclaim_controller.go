@@ -134,6 +134,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		r.reconcileClass,
 		r.reconcileExpiry,
 		r.reconcileNamespace,
+		r.reconcileRequestOwner,
 		r.reconcileChildren,
 		r.reconcileCredentials,
 		r.reconcileSelfTest,
