@@ -164,9 +164,9 @@ lint-config: golangci-lint ## Verify golangci-lint linter configuration
 
 .PHONY: verify
 verify: manifests generate fmt bundle catalog-validate metrics-docs ## Regenerate code, manifests and bundle; fail if anything changed.
-	@if [ -n "$$(git status --porcelain -- api config bundle bundle.Dockerfile internal cmd)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config bundle bundle.Dockerfile internal cmd docs/metrics.md)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate bundle' and commit:"; \
-		git status --porcelain -- api config bundle bundle.Dockerfile internal cmd; git --no-pager diff --stat; exit 1; fi
+		git status --porcelain -- api config bundle bundle.Dockerfile internal cmd docs/metrics.md; git --no-pager diff --stat; exit 1; fi
 
 ##@ Build
 
