@@ -60,28 +60,29 @@ func init() {
 // options are the manager's settings; each flag can also be set through the environment variable
 // named in its help, so a Deployment or an OLM Subscription's config can set it.
 type options struct {
-	metricsAddr             string
-	probeAddr               string
-	secureMetrics           bool
-	enableHTTP2             bool
-	leaderElect             bool
-	leaderElectionNamespace string
-	leaseDuration           time.Duration
-	renewDeadline           time.Duration
-	retryPeriod             time.Duration
-	shutdownTimeout         time.Duration
-	kubeconfigServer        string
-	kubeconfigCAFile        string
-	maxConcurrentReconciles int
-	selfTestConcurrency     int
-	qps                     float64
-	burst                   int
-	requestsNamespace       string
-	requestPatterns         string
-	requestsIgnored         string
-	requestsClass           string
-	tokenPolicyDefault      string
-	fenceCheckInterval      time.Duration
+	metricsAddr              string
+	probeAddr                string
+	secureMetrics            bool
+	enableHTTP2              bool
+	leaderElect              bool
+	leaderElectionNamespace  string
+	leaseDuration            time.Duration
+	renewDeadline            time.Duration
+	retryPeriod              time.Duration
+	shutdownTimeout          time.Duration
+	kubeconfigServer         string
+	kubeconfigCAFile         string
+	maxConcurrentReconciles  int
+	selfTestConcurrency      int
+	qps                      float64
+	burst                    int
+	requestsNamespace        string
+	requestPatterns          string
+	requestsIgnored          string
+	requestsClass            string
+	tokenPolicyDefault       string
+	fenceCheckInterval       time.Duration
+	credentialsCheckInterval time.Duration
 }
 
 func main() {
@@ -100,8 +101,9 @@ func main() {
 	flag.StringVar(&o.kubeconfigCAFile, "kubeconfig-ca-file", os.Getenv("NSCLAIM_KUBECONFIG_CA_FILE"), "CA bundle written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_CA_FILE).")
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", envInt("NSCLAIM_WORKERS", 4), "Claims reconciled in parallel (NSCLAIM_WORKERS).")
 	flag.IntVar(&o.selfTestConcurrency, "self-test-concurrency", 8, "SubjectAccessReviews in flight per claim.")
-	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side QPS limit towards the API server.")
-	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst limit towards the API server.")
+	flag.Float64Var(&o.qps, "kube-api-qps", envFloat("NSCLAIM_KUBE_API_QPS", 200), "Client-side QPS limit towards the API server; the API server's priority and fairness protects it beyond that (NSCLAIM_KUBE_API_QPS). See docs/benchmarks.md.")
+	flag.IntVar(&o.burst, "kube-api-burst", envInt("NSCLAIM_KUBE_API_BURST", 400), "Client-side burst limit towards the API server (NSCLAIM_KUBE_API_BURST).")
+	flag.DurationVar(&o.credentialsCheckInterval, "credentials-check-interval", envDuration("NSCLAIM_CREDENTIALS_CHECK_INTERVAL", 10*time.Minute), "How often a Ready claim's credentials Secret is checked (a probe that reads nothing) and re-created if it was deleted; 0 checks only on changes and at renewal (NSCLAIM_CREDENTIALS_CHECK_INTERVAL).")
 	flag.StringVar(&o.requestsNamespace, "requests-namespace", os.Getenv("NSCLAIM_REQUESTS_NAMESPACE"), "Turns the ConfigMap protocol on: the namespace where pipelines create request ConfigMaps and read the Secrets of the same name (the shell operator's default is "+requests.DefaultNamespace+"); empty turns it off (NSCLAIM_REQUESTS_NAMESPACE).")
 	flag.StringVar(&o.requestPatterns, "request-name-patterns", envOr("NSCLAIM_REQUEST_NAME_PATTERNS", requests.DefaultPatterns), "Space- or comma-separated regular expressions; a request ConfigMap's name must match one (NSCLAIM_REQUEST_NAME_PATTERNS).")
 	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", requests.DefaultIgnored), "ConfigMap names in the requests namespace skipped without a warning (NSCLAIM_REQUESTS_IGNORED_NAMES).")
@@ -162,14 +164,15 @@ func run(o options) error {
 	}
 
 	if err := (&controller.NamespaceClaimReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("nsclaim"),
-		Clock:                   clock.RealClock{},
-		Endpoint:                endpoint,
-		SelfTestConcurrency:     o.selfTestConcurrency,
-		MaxConcurrentReconciles: o.maxConcurrentReconciles,
-		RequestsNamespace:       protocol.Namespace,
+		Client:                   mgr.GetClient(),
+		APIReader:                mgr.GetAPIReader(),
+		Recorder:                 mgr.GetEventRecorder("nsclaim"),
+		Clock:                    clock.RealClock{},
+		Endpoint:                 endpoint,
+		SelfTestConcurrency:      o.selfTestConcurrency,
+		MaxConcurrentReconciles:  o.maxConcurrentReconciles,
+		RequestsNamespace:        protocol.Namespace,
+		CredentialsCheckInterval: o.credentialsCheckInterval,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}
@@ -260,8 +263,16 @@ func envInt(key string, def int) int {
 
 func envDuration(key string, def time.Duration) time.Duration {
 	d, err := time.ParseDuration(os.Getenv(key))
-	if err != nil || d <= 0 {
+	if err != nil || d < 0 {
 		return def
 	}
 	return d
+}
+
+func envFloat(key string, def float64) float64 {
+	var f float64
+	if _, err := fmt.Sscan(os.Getenv(key), &f); err != nil || f <= 0 {
+		return def
+	}
+	return f
 }

@@ -19,6 +19,8 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,6 +65,15 @@ type NamespaceClaimReconciler struct {
 	SelfTestConcurrency int
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
+	// CredentialsCheckInterval is how often a Ready claim's credentials Secret is checked (with a
+	// probe that reads nothing) and restored if it was deleted; 0 checks only when something changes
+	// and at renewal.
+	CredentialsCheckInterval time.Duration
+	// credentialsChecked remembers, per claim UID, when its Secret was last checked. A claim not in it
+	// (for example after a restart) counts as checked at a random moment of the last interval, so a
+	// restart issues no burst of probes and later ones are spread out.
+	credentialsChecked sync.Map
+
 	// RequestsNamespace is the namespace of the ConfigMap protocol's requests; empty when it is off.
 	// Claims the operator made there for request ConfigMaps get namespaces named exactly after them.
 	RequestsNamespace string
@@ -80,7 +91,7 @@ type NamespaceClaimReconciler struct {
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=edit;view;admin
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -186,3 +197,29 @@ func found(err error) (bool, error) {
 
 // tokenTimeout bounds the TokenRequest and self-test calls of one reconcile.
 const tokenTimeout = 30 * time.Second
+
+// credentialsCheckDue reports whether the claim's credentials Secret is due for a check, and schedules
+// the next one in the scope (so the claim is requeued for it).
+func (r *NamespaceClaimReconciler) credentialsCheckDue(s *claimScope) bool {
+	if r.CredentialsCheckInterval <= 0 {
+		return false
+	}
+	every := r.CredentialsCheckInterval
+	v, seen := r.credentialsChecked.Load(s.claim.UID)
+	last, _ := v.(time.Time)
+	if !seen {
+		last = s.now.Add(-rand.N(every))
+		r.credentialsChecked.Store(s.claim.UID, last)
+	}
+	s.credentialsCheckAt = last.Add(every)
+	return !s.now.Before(s.credentialsCheckAt)
+}
+
+// credentialsCheckedNow records that the claim's Secret was checked in this reconcile.
+func (r *NamespaceClaimReconciler) credentialsCheckedNow(s *claimScope) {
+	if r.CredentialsCheckInterval <= 0 {
+		return
+	}
+	r.credentialsChecked.Store(s.claim.UID, s.now)
+	s.credentialsCheckAt = s.now.Add(r.CredentialsCheckInterval)
+}

@@ -40,6 +40,7 @@ import (
 // the claim through its owner reference.
 func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claimScope) (ctrl.Result, error) {
 	claim := s.claim
+	r.credentialsChecked.Delete(claim.UID)
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}

@@ -99,3 +99,35 @@ func TestRestartRenewalExtensionAndExpiry(t *testing.T) {
 		g.Expect(c.Status.Conditions).To(ContainElement(And(HaveField("Type", tenancyv1alpha1.ReadyCondition), HaveField("Reason", tenancyv1alpha1.ExpiredReason))))
 	}).WithTimeout(2 * time.Second).Should(Succeed())
 }
+
+func TestDeletedSecretIsRestoredByThePeriodicCheck(t *testing.T) {
+	// Not parallel: it moves the shared clock.
+	g := NewWithT(t)
+	start := time.Now()
+	testClock.SetTime(start)
+	t.Cleanup(func() { testClock.SetTime(time.Now()) })
+	class := newClass(t, func(c *tenancyv1alpha1.NamespaceClass) {
+		c.Spec.Credentials.TokenTTL = &metav1.Duration{Duration: 10 * time.Hour}
+		c.Spec.Credentials.RenewBefore = &metav1.Duration{Duration: time.Hour}
+	})
+	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name), withTTL(24*time.Hour))
+	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}}
+	g.Expect(k8s.Delete(ctx, sec)).To(Succeed())
+
+	// No watch reports a deleted Secret (the operator cannot read Secrets); in steady state the
+	// record is trusted until the periodic check is due (the suite checks every hour).
+	touch(t, claim)
+	g.Consistently(func() bool {
+		return isNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(sec), &corev1.Secret{}))
+	}).WithTimeout(2 * time.Second).Should(BeTrue())
+
+	testClock.SetTime(start.Add(61 * time.Minute))
+	touch(t, claim)
+	g.Eventually(func(g Gomega) {
+		s := &corev1.Secret{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sec), s)).To(Succeed())
+		g.Expect(s.Data).To(HaveKey(credentials.TokenKey))
+	}).WithTimeout(20 * time.Second).Should(Succeed())
+	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+}

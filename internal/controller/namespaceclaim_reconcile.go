@@ -364,10 +364,13 @@ func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
 		return fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
 	}
-	// Trust the record without asking the API server only in steady state: a Ready claim where
-	// nothing was repaired. A Secret deleted meanwhile is re-created at the next renewal.
+	// In steady state (a Ready claim where nothing was repaired) the record is trusted without asking
+	// the API server, except once every CredentialsCheckInterval: a Secret deleted behind the
+	// operator's back (which no watch reports, since the operator cannot read Secrets) is re-created
+	// then, or at the next renewal.
 	state := secretOurs
-	if rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != name {
+	if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != name || due {
+		r.credentialsCheckedNow(s)
 		var err error
 		var found *credentials.Record
 		if state, found, err = r.probeSecret(ctx, claim, name); err != nil {
@@ -544,7 +547,7 @@ func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *cla
 	ns := s.desired.Namespace.Name
 	role := &rbacv1.ClusterRole{}
 	var grants []rbacv1.PolicyRule
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: s.desired.TenantClusterRole}, role); err == nil {
+	if err := r.Get(ctx, types.NamespacedName{Name: s.desired.TenantClusterRole}, role); err == nil {
 		grants = role.Rules
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("reading ClusterRole %s: %w", s.desired.TenantClusterRole, err)

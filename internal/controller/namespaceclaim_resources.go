@@ -186,7 +186,8 @@ func CacheOptions(requestsNamespace string) cache.Options {
 	if requestsNamespace != "" {
 		byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{requestsNamespace: {}}}
 	}
-	return cache.Options{ByObject: byObject}
+	// Nothing reads managedFields: dropping them from cached objects roughly halves the cache.
+	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
 }
 
 // isManaged reports whether obj carries nsclaim's managed-by label.

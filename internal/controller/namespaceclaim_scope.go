@@ -74,6 +74,8 @@ type claimScope struct {
 	credentialsReady bool
 	tokenIssued      bool
 	renewAt          time.Time
+	// credentialsCheckAt is when the credentials Secret is next checked; zero when not scheduled.
+	credentialsCheckAt time.Time
 
 	// selfTest is the outcome of the permission self-test; nil when not run in this reconcile.
 	selfTest *access.Result
@@ -89,7 +91,7 @@ func (s *claimScope) stopped() bool {
 // requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
 func (s *claimScope) requeueAfter() time.Duration {
 	var next time.Duration
-	for _, t := range []time.Time{s.expiresAt, s.renewAt} {
+	for _, t := range []time.Time{s.expiresAt, s.renewAt, s.credentialsCheckAt} {
 		if t.IsZero() || s.expired {
 			continue
 		}

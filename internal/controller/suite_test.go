@@ -126,14 +126,15 @@ func startManager() {
 		panic(err)
 	}
 	r := &NamespaceClaimReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder("nsclaim"),
-		Clock:                   testClock,
-		Endpoint:                credentials.Endpoint{Server: cfg.Host, CAData: cfg.CAData},
-		SelfTestConcurrency:     8,
-		MaxConcurrentReconciles: 4,
-		RequestsNamespace:       requestsNamespace,
+		Client:                   mgr.GetClient(),
+		APIReader:                mgr.GetAPIReader(),
+		Recorder:                 mgr.GetEventRecorder("nsclaim"),
+		Clock:                    testClock,
+		Endpoint:                 credentials.Endpoint{Server: cfg.Host, CAData: cfg.CAData},
+		SelfTestConcurrency:      8,
+		MaxConcurrentReconciles:  4,
+		RequestsNamespace:        requestsNamespace,
+		CredentialsCheckInterval: time.Hour,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		panic(err)

@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package access
+
+import (
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+func TestChecks(t *testing.T) {
+	grants := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "pods", "pods/log"}, Verbs: []string{"create", "get"}},
+		{APIGroups: []string{"*", "apps"}, Resources: []string{"*", "deployments"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"one"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"*"}},
+	}
+	checks := Checks("ns-a", grants, []string{"req", "default", "ns-a", ""})
+	var pos, neg int
+	for _, c := range checks {
+		a := c.Attributes
+		if c.Allowed {
+			pos++
+			if a.Namespace != "ns-a" {
+				t.Errorf("a positive check outside the namespace: %s", c)
+			}
+			continue
+		}
+		neg++
+		if a.Namespace == "ns-a" {
+			t.Errorf("a negative check inside the namespace: %s", c)
+		}
+	}
+	// One per usable rule (configmaps, deployments), plus get and delete of the namespace itself.
+	if pos != 4 {
+		t.Errorf("positive checks: got %d, want 4: %v", pos, checks)
+	}
+	want := map[string]bool{"create configmaps in namespace ns-a": true, "update deployments.apps in namespace ns-a": true,
+		"get namespaces ns-a in namespace ns-a": true, "delete namespaces ns-a in namespace ns-a": true}
+	for _, c := range checks {
+		if c.Allowed && !want[c.String()] {
+			t.Errorf("unexpected positive check %s", c)
+		}
+	}
+	// Seven per foreign namespace (req, default) and eleven cluster-wide.
+	if neg != 2*7+11 {
+		t.Errorf("negative checks: got %d, want %d", neg, 2*7+11)
+	}
+}
+
+func TestResultOKAndSummary(t *testing.T) {
+	r := Result{}
+	if !r.OK() {
+		t.Error("an empty result is not OK")
+	}
+	r.Excess = []Failure{{Check: Check{}}}
+	if r.OK() {
+		t.Error("a result with excess permissions is OK")
+	}
+}
