@@ -457,13 +457,13 @@ func (c *chaos) childrenScenario(ctx context.Context) scenarioResult {
 		_ = sleep(ctx, 250*time.Millisecond)
 	}
 	byKind := map[string][]time.Duration{}
+	lost := map[string][]*deletion{}
 	for _, d := range dels {
 		if d.restored > 0 {
 			res.recoveries = append(res.recoveries, d.restored)
 			byKind[d.kind] = append(byKind[d.kind], d.restored)
 		} else {
-			res.failures = append(res.failures, fmt.Sprintf("%s %s/%s deleted at %s not restored within %s (measured after the burst ended)",
-				d.kind, d.namespace, d.name, d.at.Format("15:04:05"), c.o.restoreTimeout))
+			lost[d.kind] = append(lost[d.kind], d)
 		}
 	}
 	for _, k := range kinds {
@@ -477,6 +477,10 @@ func (c *chaos) childrenScenario(ctx context.Context) scenarioResult {
 		slices.Sort(ds)
 		res.events = append(res.events, fmt.Sprintf("%s: %d deleted, %d restored, p50 %s max %s", k, n, len(ds),
 			percentile(ds, 50).Round(time.Millisecond), percentile(ds, 100).Round(time.Millisecond)))
+		if l := lost[k]; len(l) > 0 {
+			res.failures = append(res.failures, fmt.Sprintf("%d of %d deleted %ss not restored within %s of the end of the burst (first: %s/%s, deleted at %s)",
+				len(l), n, k, c.o.restoreTimeout, l[0].namespace, l[0].name, l[0].at.Format("15:04:05")))
+		}
 	}
 	return res
 }
@@ -532,21 +536,28 @@ func childObject(kind string, claim *tenancyv1alpha1.NamespaceClaim) client.Obje
 // carries its marks; every nsclaim namespace belongs to a claim; each namespace holds exactly the
 // objects the class asks for (no duplicates, none missing); each claim's Secret holds a token that the
 // API server authenticates as that namespace's ServiceAccount.
-func (c *chaos) invariants(ctx context.Context) []string {
-	var fails []string
+func (c *chaos) invariants(ctx context.Context) (fails []string) {
+	more := 0
 	fail := func(format string, args ...any) {
-		if len(fails) < 50 {
+		if len(fails) < 30 {
 			fails = append(fails, fmt.Sprintf(format, args...))
+		} else {
+			more++
 		}
 	}
+	defer func() {
+		if more > 0 {
+			fails = append(fails, fmt.Sprintf("... and %d more invariant failures", more))
+		}
+	}()
 	managed := client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
 	claims := &tenancyv1alpha1.NamespaceClaimList{}
 	nss := &corev1.NamespaceList{}
 	if err := c.k.c.List(ctx, claims); err != nil {
-		return []string{err.Error()}
+		return append(fails, err.Error())
 	}
 	if err := c.k.c.List(ctx, nss, managed); err != nil {
-		return []string{err.Error()}
+		return append(fails, err.Error())
 	}
 	byUID := map[string]*tenancyv1alpha1.NamespaceClaim{}
 	for i := range claims.Items {
