@@ -87,29 +87,45 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", envOr("METRICS_BIND_ADDRESS", ":8443"), "The address the metrics endpoint binds to. Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable it (METRICS_BIND_ADDRESS).")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", envOr("METRICS_BIND_ADDRESS", ":8443"),
+		"The address the metrics endpoint binds to. Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable it (METRICS_BIND_ADDRESS).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", envOr("HEALTH_PROBE_BIND_ADDRESS", ":8081"), "The address the probe endpoint binds to (HEALTH_PROBE_BIND_ADDRESS).")
 	flag.BoolVar(&o.leaderElect, "leader-elect", envOr("LEADER_ELECT", "true") == "true", "Enable leader election, so that only one replica reconciles at a time (LEADER_ELECT).")
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election Lease; defaults to the Pod's namespace (POD_NAMESPACE).")
-	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", envDuration("LEADER_ELECTION_LEASE_DURATION", 15*time.Second), "How long a non-leader waits after the last renewal before it takes over a Lease the leader did not release (LEADER_ELECTION_LEASE_DURATION).")
-	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", envDuration("LEADER_ELECTION_RENEW_DEADLINE", 10*time.Second), "How long the leader keeps retrying to renew before it gives up leadership and exits (LEADER_ELECTION_RENEW_DEADLINE).")
-	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", envDuration("LEADER_ELECTION_RETRY_PERIOD", 2*time.Second), "Interval between attempts to acquire or renew the Lease (LEADER_ELECTION_RETRY_PERIOD).")
-	flag.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", envDuration("GRACEFUL_SHUTDOWN_TIMEOUT", 30*time.Second), "How long in-flight reconciles may run after SIGTERM before the manager exits; keep it below the Pod's terminationGracePeriodSeconds (GRACEFUL_SHUTDOWN_TIMEOUT).")
+	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", envDuration("LEADER_ELECTION_LEASE_DURATION", 15*time.Second),
+		"How long a non-leader waits after the last renewal before it takes over a Lease the leader did not release (LEADER_ELECTION_LEASE_DURATION).")
+	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", envDuration("LEADER_ELECTION_RENEW_DEADLINE", 10*time.Second),
+		"How long the leader keeps retrying to renew before it gives up leadership and exits (LEADER_ELECTION_RENEW_DEADLINE).")
+	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", envDuration("LEADER_ELECTION_RETRY_PERIOD", 2*time.Second),
+		"Interval between attempts to acquire or renew the Lease (LEADER_ELECTION_RETRY_PERIOD).")
+	flag.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", envDuration("GRACEFUL_SHUTDOWN_TIMEOUT", 30*time.Second),
+		"How long in-flight reconciles may run after SIGTERM before the manager exits; keep it below the Pod's terminationGracePeriodSeconds (GRACEFUL_SHUTDOWN_TIMEOUT).")
 	flag.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
-	flag.StringVar(&o.kubeconfigServer, "kubeconfig-server", os.Getenv("NSCLAIM_KUBECONFIG_SERVER"), "API server URL written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_SERVER).")
-	flag.StringVar(&o.kubeconfigCAFile, "kubeconfig-ca-file", os.Getenv("NSCLAIM_KUBECONFIG_CA_FILE"), "CA bundle written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_CA_FILE).")
+	flag.StringVar(&o.kubeconfigServer, "kubeconfig-server", os.Getenv("NSCLAIM_KUBECONFIG_SERVER"),
+		"API server URL written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_SERVER).")
+	flag.StringVar(&o.kubeconfigCAFile, "kubeconfig-ca-file", os.Getenv("NSCLAIM_KUBECONFIG_CA_FILE"),
+		"CA bundle written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_CA_FILE).")
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", envInt("NSCLAIM_WORKERS", 4), "Claims reconciled in parallel (NSCLAIM_WORKERS).")
 	flag.IntVar(&o.selfTestConcurrency, "self-test-concurrency", 8, "SubjectAccessReviews in flight per claim.")
-	flag.Float64Var(&o.qps, "kube-api-qps", envFloat("NSCLAIM_KUBE_API_QPS", 200), "Client-side QPS limit towards the API server; the API server's priority and fairness protects it beyond that (NSCLAIM_KUBE_API_QPS). See docs/benchmarks.md.")
-	flag.IntVar(&o.burst, "kube-api-burst", envInt("NSCLAIM_KUBE_API_BURST", 400), "Client-side burst limit towards the API server (NSCLAIM_KUBE_API_BURST).")
-	flag.DurationVar(&o.credentialsCheckInterval, "credentials-check-interval", envDuration("NSCLAIM_CREDENTIALS_CHECK_INTERVAL", 10*time.Minute), "How often a Ready claim's credentials Secret is checked (a probe that reads nothing) and re-created if it was deleted; 0 checks only on changes and at renewal (NSCLAIM_CREDENTIALS_CHECK_INTERVAL).")
-	flag.StringVar(&o.requestsNamespace, "requests-namespace", os.Getenv("NSCLAIM_REQUESTS_NAMESPACE"), "Turns the ConfigMap protocol on: the namespace where pipelines create request ConfigMaps and read the Secrets of the same name (the shell operator's default is "+requests.DefaultNamespace+"); empty turns it off (NSCLAIM_REQUESTS_NAMESPACE).")
-	flag.StringVar(&o.requestPatterns, "request-name-patterns", envOr("NSCLAIM_REQUEST_NAME_PATTERNS", requests.DefaultPatterns), "Space- or comma-separated regular expressions; a request ConfigMap's name must match one (NSCLAIM_REQUEST_NAME_PATTERNS).")
-	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", requests.DefaultIgnored), "ConfigMap names in the requests namespace skipped without a warning (NSCLAIM_REQUESTS_IGNORED_NAMES).")
+	flag.Float64Var(&o.qps, "kube-api-qps", envFloat("NSCLAIM_KUBE_API_QPS", 500),
+		"Client-side QPS limit towards the API server; the API server's priority and fairness protects it beyond that (NSCLAIM_KUBE_API_QPS). See docs/benchmarks.md.")
+	flag.IntVar(&o.burst, "kube-api-burst", envInt("NSCLAIM_KUBE_API_BURST", 1000), "Client-side burst limit towards the API server (NSCLAIM_KUBE_API_BURST).")
+	flag.DurationVar(&o.credentialsCheckInterval, "credentials-check-interval", envDuration("NSCLAIM_CREDENTIALS_CHECK_INTERVAL", 10*time.Minute),
+		"How often a Ready claim's credentials Secret is checked (a probe that reads nothing) and re-created if it was deleted;"+
+			" 0 checks only on changes and at renewal (NSCLAIM_CREDENTIALS_CHECK_INTERVAL).")
+	flag.StringVar(&o.requestsNamespace, "requests-namespace", os.Getenv("NSCLAIM_REQUESTS_NAMESPACE"),
+		"Turns the ConfigMap protocol on: the namespace where pipelines create request ConfigMaps and read the Secrets of the same name (the shell operator's default is "+
+			requests.DefaultNamespace+"); empty turns it off (NSCLAIM_REQUESTS_NAMESPACE).")
+	flag.StringVar(&o.requestPatterns, "request-name-patterns", envOr("NSCLAIM_REQUEST_NAME_PATTERNS", requests.DefaultPatterns),
+		"Space- or comma-separated regular expressions; a request ConfigMap's name must match one (NSCLAIM_REQUEST_NAME_PATTERNS).")
+	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", requests.DefaultIgnored),
+		"ConfigMap names in the requests namespace skipped without a warning (NSCLAIM_REQUESTS_IGNORED_NAMES).")
 	flag.StringVar(&o.requestsClass, "requests-class", os.Getenv("NSCLAIM_REQUESTS_CLASS"), "NamespaceClass for ConfigMap requests; empty means the default class (NSCLAIM_REQUESTS_CLASS).")
-	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"), "Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")
-	flag.DurationVar(&o.fenceCheckInterval, "fence-check-interval", envDuration("NSCLAIM_FENCE_CHECK_INTERVAL", 5*time.Minute), "How often to check that the admission fence (config/fence) is installed as shipped; 0 turns the check off (NSCLAIM_FENCE_CHECK_INTERVAL).")
+	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
+		"Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")
+	flag.DurationVar(&o.fenceCheckInterval, "fence-check-interval", envDuration("NSCLAIM_FENCE_CHECK_INTERVAL", 5*time.Minute),
+		"How often to check that the admission fence (config/fence) is installed as shipped; 0 turns the check off (NSCLAIM_FENCE_CHECK_INTERVAL).")
 	zapOpts := zap.Options{Development: false}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

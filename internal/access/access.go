@@ -174,7 +174,7 @@ func Summary(fs []Failure, max int) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(fs)-max))
 			break
 		}
-		parts = append(parts, f.Check.String())
+		parts = append(parts, f.String())
 	}
 	return strings.Join(parts, "; ")
 }
@@ -217,7 +217,7 @@ func Verify(ctx context.Context, c client.Client, id Identity, checks []Check, c
 		return Result{}, first
 	}
 	for _, fs := range [][]Failure{res.Missing, res.Excess} {
-		sort.Slice(fs, func(i, j int) bool { return fs[i].Check.String() < fs[j].Check.String() })
+		sort.Slice(fs, func(i, j int) bool { return fs[i].String() < fs[j].String() })
 	}
 	return res, nil
 }

@@ -73,6 +73,9 @@ type NamespaceClaimReconciler struct {
 	// (for example after a restart) counts as checked at a random moment of the last interval, so a
 	// restart issues no burst of probes and later ones are spread out.
 	credentialsChecked sync.Map
+	// provisioned remembers the UIDs of claims whose first Ready this process observed, so a reconcile
+	// of a stale cached copy (the status write has not reached the cache yet) does not observe it again.
+	provisioned sync.Map
 
 	// RequestsNamespace is the namespace of the ConfigMap protocol's requests; empty when it is off.
 	// Claims the operator made there for request ConfigMaps get namespaces named exactly after them.

@@ -23,7 +23,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +40,7 @@ import (
 func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claimScope) (ctrl.Result, error) {
 	claim := s.claim
 	r.credentialsChecked.Delete(claim.UID)
+	r.provisioned.Delete(claim.UID)
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -90,9 +90,13 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 		monitoring.Refused(e.reason)
 	case e.reason == tenancyv1alpha1.ExpiredReason:
 		monitoring.Expired(className(s.claim))
-	case e.reason == tenancyv1alpha1.ProvisionedReason && !meta.IsStatusConditionTrue(before.Status.Conditions, tenancyv1alpha1.NamespaceReadyCondition):
-		// The first Ready: drift is repaired within a reconcile, so NamespaceReady stays True after it.
-		monitoring.ObserveProvisioned(className(s.claim), s.now.Sub(s.claim.CreationTimestamp.Time))
+	case e.reason == tenancyv1alpha1.ProvisionedReason:
+		// The first Ready this process sees. NamespaceReady may have been True for a while before
+		// (the self-test waits for new RoleBindings to reach the authorizer), so only the claim's UID
+		// tells a first Ready from a later one or from a stale cached copy of the same one.
+		if _, seen := r.provisioned.LoadOrStore(s.claim.UID, struct{}{}); !seen {
+			monitoring.ObserveProvisioned(className(s.claim), s.now.Sub(s.claim.CreationTimestamp.Time))
+		}
 	}
 	if r.Recorder == nil {
 		return

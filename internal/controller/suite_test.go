@@ -196,9 +196,6 @@ func newClass(t *testing.T, opts ...classOpt) *tenancyv1alpha1.NamespaceClass {
 func withPrefix(p string) classOpt {
 	return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Naming.Prefix = p }
 }
-func withRole(r string) classOpt {
-	return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.ClusterRole = r }
-}
 func asDefault() classOpt { return func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Default = true } }
 func withMaxTTL(d time.Duration) classOpt {
 	return func(c *tenancyv1alpha1.NamespaceClass) {

@@ -25,26 +25,28 @@ import (
 // Builtin describes a metric of controller-runtime (or client-go) that nsclaim's dashboard and alerts
 // use, for docs/metrics.md.
 type Builtin struct {
-	Name, Kind, Labels, Help string
+	Name         string
+	Kind         Kind
+	Labels, Help string
 }
 
 // Builtins are the controller-runtime metrics that users of nsclaim should know.
 var Builtins = []Builtin{
-	{"controller_runtime_reconcile_total", "counter", "controller, result", "Reconciles by result (success, error, requeue, requeue_after)."},
-	{"controller_runtime_reconcile_errors_total", "counter", "controller", "Reconciles that returned an error."},
-	{"controller_runtime_terminal_reconcile_errors_total", "counter", "controller", "Reconciles that returned a terminal error (input that will never work)."},
-	{"controller_runtime_reconcile_time_seconds", "histogram", "controller", "Time spent in one reconcile."},
-	{"controller_runtime_active_workers", "gauge", "controller", "Reconciles running now."},
-	{"controller_runtime_max_concurrent_reconciles", "gauge", "controller", "Configured workers (--max-concurrent-reconciles)."},
-	{"workqueue_depth", "gauge", "controller, name", "Objects waiting in the work queue."},
-	{"workqueue_adds_total", "counter", "controller, name", "Objects added to the work queue."},
-	{"workqueue_queue_duration_seconds", "histogram", "controller, name", "Time an object waits in the queue before a reconcile starts."},
-	{"workqueue_work_duration_seconds", "histogram", "controller, name", "Time a reconcile takes, seen by the queue."},
-	{"workqueue_retries_total", "counter", "controller, name", "Requeues after an error or RequeueAfter."},
-	{"workqueue_unfinished_work_seconds", "gauge", "controller, name", "Time the in-flight reconciles have been running; grows when a reconcile is stuck."},
-	{"workqueue_longest_running_processor_seconds", "gauge", "controller, name", "Time the longest in-flight reconcile has been running."},
-	{"leader_election_master_status", "gauge", "name", "1 on the replica that holds the leader Lease, 0 on the others."},
-	{"rest_client_requests_total", "counter", "code, host, method", "Requests to the API server by response code."},
+	{"controller_runtime_reconcile_total", Counter, "controller, result", "Reconciles by result (success, error, requeue, requeue_after)."},
+	{"controller_runtime_reconcile_errors_total", Counter, "controller", "Reconciles that returned an error."},
+	{"controller_runtime_terminal_reconcile_errors_total", Counter, "controller", "Reconciles that returned a terminal error (input that will never work)."},
+	{"controller_runtime_reconcile_time_seconds", Histogram, "controller", "Time spent in one reconcile."},
+	{"controller_runtime_active_workers", Gauge, "controller", "Reconciles running now."},
+	{"controller_runtime_max_concurrent_reconciles", Gauge, "controller", "Configured workers (--max-concurrent-reconciles)."},
+	{"workqueue_depth", Gauge, "controller, name", "Objects waiting in the work queue."},
+	{"workqueue_adds_total", Counter, "controller, name", "Objects added to the work queue."},
+	{"workqueue_queue_duration_seconds", Histogram, "controller, name", "Time an object waits in the queue before a reconcile starts."},
+	{"workqueue_work_duration_seconds", Histogram, "controller, name", "Time a reconcile takes, seen by the queue."},
+	{"workqueue_retries_total", Counter, "controller, name", "Requeues after an error or RequeueAfter."},
+	{"workqueue_unfinished_work_seconds", Gauge, "controller, name", "Time the in-flight reconciles have been running; grows when a reconcile is stuck."},
+	{"workqueue_longest_running_processor_seconds", Gauge, "controller, name", "Time the longest in-flight reconcile has been running."},
+	{"leader_election_master_status", Gauge, "name", "1 on the replica that holds the leader Lease, 0 on the others."},
+	{"rest_client_requests_total", Counter, "code, host, method", "Requests to the API server by response code."},
 }
 
 // Markdown renders docs/metrics.md from Definitions and Builtins.

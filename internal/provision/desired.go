@@ -201,7 +201,8 @@ func desiredRoleBindings(ns string, o Owner, class *tenancyv1alpha1.NamespaceCla
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ReleaseRoleName},
 		Subjects:   []rbacv1.Subject{tenantSubject(ns)},
 	}
-	out := []*rbacv1.RoleBinding{tenant, release}
+	out := make([]*rbacv1.RoleBinding, 0, 2+len(class.Spec.ExtraRoleBindings))
+	out = append(out, tenant, release)
 	for _, x := range class.Spec.ExtraRoleBindings {
 		out = append(out, &rbacv1.RoleBinding{
 			ObjectMeta: meta(ExtraRoleBindingPrefix+x.Name, ns, o),

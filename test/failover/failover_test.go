@@ -98,7 +98,7 @@ func startReplica(t *testing.T, name string, probePort, metricsPort int) *replic
 	t.Cleanup(func() {
 		if r.cmd.ProcessState == nil {
 			_ = r.cmd.Process.Kill()
-			<-r.exited
+			t.Logf("replica %s killed: %v", r.name, <-r.exited)
 		}
 	})
 	NewWithT(t).Eventually(func() (int, error) {

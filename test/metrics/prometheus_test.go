@@ -124,7 +124,7 @@ func TestPrometheusScrapesTheOperator(t *testing.T) {
 	g.Expect(admin.Create(ctx, class)).To(Succeed())
 	t.Cleanup(func() { _ = admin.Delete(context.Background(), class) })
 	const n = 3
-	var claims []*tenancyv1alpha1.NamespaceClaim
+	claims := make([]*tenancyv1alpha1.NamespaceClaim, 0, n)
 	for i := range n {
 		c := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c%d", i), Namespace: ns.Name},
 			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: class.Name}}

@@ -176,7 +176,8 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	// Claims become Ready under the identity OLM created.
 	createClass(t)
 	requester := createNamespace(t, "olm-ci")
-	tenants := []*tenant{claimAndWait(t, requester, "before-a"), claimAndWait(t, requester, "before-b")}
+	tenants := make([]*tenant, 0, 3) // two before the upgrade, one after
+	tenants = append(tenants, claimAndWait(t, requester, "before-a"), claimAndWait(t, requester, "before-b"))
 	managed := managedNamespaces(t)
 	leader := in.leader(t)
 	t.Logf("claims Ready in %v under leader %s", slices.Sorted(maps.Keys(managed)), leader)
@@ -425,7 +426,7 @@ func ruleAttributes(rule rbacv1.PolicyRule, namespace string) []authorizationv1.
 	if len(names) == 0 {
 		names = []string{""}
 	}
-	var out []authorizationv1.ResourceAttributes
+	out := make([]authorizationv1.ResourceAttributes, 0, len(rule.APIGroups)*len(rule.Resources)*len(rule.Verbs)*len(names))
 	for _, group := range rule.APIGroups {
 		for _, res := range rule.Resources {
 			resource, sub, _ := strings.Cut(res, "/")

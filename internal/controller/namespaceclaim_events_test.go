@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+)
+
+// provisionedCount reads the sample count of nsclaim_provisioning_duration_seconds for a class.
+func provisionedCount(g Gomega, class string) uint64 {
+	families, err := metrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != monitoring.ProvisioningDurationName {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "class" && l.GetValue() == class {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// The provisioning duration is observed once per claim: also when NamespaceReady was True before Ready
+// (the self-test waited for new RoleBindings), and not again for a stale cached copy of the claim or
+// for a later return to Ready.
+func TestProvisioningIsObservedOncePerClaim(t *testing.T) {
+	g := NewWithT(t)
+	monitoring.Register()
+	const class = "observed-once"
+	r := &NamespaceClaimReconciler{}
+	cond := func(c *tenancyv1alpha1.NamespaceClaim, typ string, ok bool, reason string) {
+		st := metav1.ConditionFalse
+		if ok {
+			st = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: typ, Status: st, Reason: reason, Message: reason})
+	}
+	claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ci", UID: types.UID("uid-1"),
+		CreationTimestamp: metav1.NewTime(time.Unix(1000, 0))}, Status: tenancyv1alpha1.NamespaceClaimStatus{ClassName: class}}
+	// Waiting for the self-test: the namespace is ready, the claim is not.
+	cond(claim, tenancyv1alpha1.NamespaceReadyCondition, true, tenancyv1alpha1.ProvisionedReason)
+	cond(claim, tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.PendingReason)
+	pending := claim.DeepCopy()
+	ready := claim.DeepCopy()
+	cond(ready, tenancyv1alpha1.ReadyCondition, true, tenancyv1alpha1.ProvisionedReason)
+
+	before := provisionedCount(g, class)
+	r.emitEvents(&claimScope{claim: ready.DeepCopy(), now: time.Unix(1010, 0)}, pending)
+	g.Expect(provisionedCount(g, class)).To(Equal(before+1), "the first Ready is observed although NamespaceReady was True before it")
+
+	// A reconcile of a stale copy (still Pending in the cache) reaches Ready again.
+	r.emitEvents(&claimScope{claim: ready.DeepCopy(), now: time.Unix(1011, 0)}, pending)
+	g.Expect(provisionedCount(g, class)).To(Equal(before+1), "a stale copy does not observe it twice")
+
+	// Another claim is observed on its own.
+	other := ready.DeepCopy()
+	other.UID = "uid-2"
+	r.emitEvents(&claimScope{claim: other, now: time.Unix(1012, 0)}, pending)
+	g.Expect(provisionedCount(g, class)).To(Equal(before+2))
+
+}
