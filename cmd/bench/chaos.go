@@ -61,7 +61,7 @@ func chaosFlags(fs *flag.FlagSet) *chaosOptions {
 	fs.IntVar(&o.n, "claims", 500, "Claims of each scenario's burst.")
 	fs.StringVar(&o.scenarios, "scenarios", "leader,apiserver,etcd,children", "Scenarios to run, in order.")
 	fs.DurationVar(&o.killEvery, "kill-every", 5*time.Second, "Leader scenario: time between the operator's recovery and the next kill of the leader.")
-	fs.DurationVar(&o.restoreTimeout, "restore-timeout", 2*time.Minute, "Children scenario: longest wait for a deleted object to be restored.")
+	fs.DurationVar(&o.restoreTimeout, "restore-timeout", 12*time.Minute, "Children scenario: longest wait for a deleted object to be restored (a deleted credentials Secret returns at the manager's next credentials check, every 10 minutes by default).")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "Longest wait for a scenario's claims to be Ready.")
 	fs.IntVar(&o.perNS, "claims-per-namespace", 100, "Claims per requester namespace.")
 	fs.IntVar(&o.parallel, "create-parallel", 50, "Concurrent claim creates.")

@@ -85,6 +85,6 @@ func TestProvisioningIsObservedOncePerClaim(t *testing.T) {
 	other := ready.DeepCopy()
 	other.UID = "uid-2"
 	r.emitEvents(&claimScope{claim: other, now: time.Unix(1012, 0)}, pending)
-	g.Expect(provisionedCount(g, class)).To(Equal(before+2))
+	g.Expect(provisionedCount(g, class)).To(Equal(before + 2))
 
 }
