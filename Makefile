@@ -68,7 +68,7 @@ vet: ## Run go vet against code.
 	go vet ./...
 
 .PHONY: test
-test: manifests generate fmt vet test-unit test-alerts test-local test-security test-metrics test-failover verify-bundle scorecard-local catalog-validate test-olm ## The whole test suite: unit and envtest suites, alert rule tests, the e2e, security, metrics and failover suites on local clusters, bundle and catalog validation, scorecard, and install/upgrade through real OLM.
+test: manifests generate fmt vet lint test-unit test-alerts test-local test-security test-metrics test-failover verify-bundle scorecard-local catalog-validate test-olm ## The whole test suite: lint, unit and envtest suites, alert rule tests, the e2e, security, metrics and failover suites on local clusters, bundle and catalog validation, scorecard, and install/upgrade through real OLM.
 
 .PHONY: test-unit
 test-unit: control-plane ## Run unit tests and the envtest suites (real kube-apiserver and etcd).

@@ -49,11 +49,11 @@ type auditEvent struct {
 
 // who classifies a request's user.
 func (ev *auditEvent) who() string {
-	switch u := ev.User.Username; {
-	case u == operatorUser:
+	switch ev.User.Username {
+	case operatorUser:
 		return "operator"
-	case u == adminUser:
-		return "bench"
+	case adminUser:
+		return cmdBench
 	default:
 		return "control-plane"
 	}
@@ -125,7 +125,7 @@ func (rc requestCounts) all() int {
 
 // keys returns who's whats sorted by count, descending.
 func (rc requestCounts) keys(who string) []string {
-	var ks []string
+	ks := make([]string, 0, len(rc[who]))
 	for k := range rc[who] {
 		ks = append(ks, k)
 	}
@@ -145,7 +145,7 @@ func (a auditLog) read(from, to int64) (requestCounts, error) {
 	if err != nil {
 		return rc, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return rc, err
 	}

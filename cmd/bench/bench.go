@@ -160,7 +160,7 @@ func (w *window) end(ctx context.Context, pid int) load {
 }
 
 func (b *bencher) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	_, _ = fmt.Fprintf(b.log, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
 func runBench(ctx context.Context, e *env, o *benchOptions) error {
@@ -406,7 +406,7 @@ func machine() string {
 		for _, l := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(l, "MemTotal:") {
 				var kb int64
-				fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "MemTotal:")), "%d", &kb)
+				_, _ = fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "MemTotal:")), "%d", &kb)
 				mem = fmt.Sprintf("%.1f GiB", float64(kb)/1024/1024)
 			}
 		}

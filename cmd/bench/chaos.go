@@ -61,7 +61,8 @@ func chaosFlags(fs *flag.FlagSet) *chaosOptions {
 	fs.IntVar(&o.n, "claims", 500, "Claims of each scenario's burst.")
 	fs.StringVar(&o.scenarios, "scenarios", "leader,apiserver,etcd,children", "Scenarios to run, in order.")
 	fs.DurationVar(&o.killEvery, "kill-every", 5*time.Second, "Leader scenario: time between the operator's recovery and the next kill of the leader.")
-	fs.DurationVar(&o.restoreTimeout, "restore-timeout", 12*time.Minute, "Children scenario: longest wait for a deleted object to be restored (a deleted credentials Secret returns at the manager's next credentials check, every 10 minutes by default).")
+	fs.DurationVar(&o.restoreTimeout, "restore-timeout", 12*time.Minute, "Children scenario: longest wait for a deleted object to be restored"+
+		" (a deleted credentials Secret returns at the manager's next credentials check, every 10 minutes by default).")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "Longest wait for a scenario's claims to be Ready.")
 	fs.IntVar(&o.perNS, "claims-per-namespace", 100, "Claims per requester namespace.")
 	fs.IntVar(&o.parallel, "create-parallel", 50, "Concurrent claim creates.")
@@ -149,7 +150,6 @@ type chaos struct {
 	k     *clients
 	track *readyTracker
 	sup   *supervisor
-	seq   int
 }
 
 func runChaos(ctx context.Context, e *env, o *chaosOptions) error {
@@ -363,7 +363,7 @@ func (c *chaos) restartComponent(ctx context.Context, component string) (time.Du
 	if err != nil {
 		return 0, err
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -411,7 +411,7 @@ func (c *chaos) childrenScenario(ctx context.Context) scenarioResult {
 	logf("children deleted behind the operator's back during a burst of %d", c.o.n)
 	wait, t0 := c.burst(ctx, series)
 	var dels []*deletion
-	kinds := []string{"RoleBinding", "Secret", "ResourceQuota"}
+	kinds := []string{kindRoleBinding, "Secret", kindResourceQuota}
 	used := map[string]bool{}
 	for i := 0; c.readyCount(series) < c.o.n && time.Since(t0) < c.o.timeout && ctx.Err() == nil; {
 		_ = sleep(ctx, 500*time.Millisecond)
@@ -510,7 +510,7 @@ func (c *chaos) randomReadyClaim(ctx context.Context, series string, used map[st
 func childObject(kind string, claim *tenancyv1alpha1.NamespaceClaim) client.Object {
 	var o client.Object
 	switch kind {
-	case "RoleBinding":
+	case kindRoleBinding:
 		o = &rbacv1.RoleBinding{}
 		if claim != nil {
 			o.SetNamespace(claim.Status.Namespace)
@@ -532,32 +532,61 @@ func childObject(kind string, claim *tenancyv1alpha1.NamespaceClaim) client.Obje
 	return o
 }
 
+// failures collects invariant failures, from any goroutine, up to a limit.
+type failures struct {
+	mu   sync.Mutex
+	list []string
+	more int
+}
+
+func (f *failures) add(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.list) < 30 {
+		f.list = append(f.list, fmt.Sprintf(format, args...))
+	} else {
+		f.more++
+	}
+}
+
+func (f *failures) result() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.more > 0 {
+		return append(f.list, fmt.Sprintf("... and %d more invariant failures", f.more))
+	}
+	return f.list
+}
+
+// managedLabels selects the objects that carry nsclaim's managed-by label.
+var managedLabels = client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
+
 // invariants checks the whole cluster: every claim is Ready and holds exactly one namespace that
 // carries its marks; every nsclaim namespace belongs to a claim; each namespace holds exactly the
 // objects the class asks for (no duplicates, none missing); each claim's Secret holds a token that the
 // API server authenticates as that namespace's ServiceAccount.
-func (c *chaos) invariants(ctx context.Context) (fails []string) {
-	more := 0
-	fail := func(format string, args ...any) {
-		if len(fails) < 30 {
-			fails = append(fails, fmt.Sprintf(format, args...))
-		} else {
-			more++
-		}
+func (c *chaos) invariants(ctx context.Context) []string {
+	f := &failures{}
+	claims, nsClaim, err := c.checkClaims(ctx, f)
+	if err != nil {
+		return append(f.result(), err.Error())
 	}
-	defer func() {
-		if more > 0 {
-			fails = append(fails, fmt.Sprintf("... and %d more invariant failures", more))
-		}
-	}()
-	managed := client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
+	saUID := c.checkChildren(ctx, f, nsClaim)
+	c.checkCredentials(ctx, f, claims, saUID)
+	return f.result()
+}
+
+// checkClaims checks that every claim is Ready with exactly one namespace, the one in its status, and
+// that every nsclaim namespace belongs to a claim. It returns the claims and the claim of each
+// claimed namespace.
+func (c *chaos) checkClaims(ctx context.Context, f *failures) (*tenancyv1alpha1.NamespaceClaimList, map[string]*tenancyv1alpha1.NamespaceClaim, error) {
 	claims := &tenancyv1alpha1.NamespaceClaimList{}
 	nss := &corev1.NamespaceList{}
 	if err := c.k.c.List(ctx, claims); err != nil {
-		return append(fails, err.Error())
+		return nil, nil, err
 	}
-	if err := c.k.c.List(ctx, nss, managed); err != nil {
-		return append(fails, err.Error())
+	if err := c.k.c.List(ctx, nss, managedLabels); err != nil {
+		return nil, nil, err
 	}
 	byUID := map[string]*tenancyv1alpha1.NamespaceClaim{}
 	for i := range claims.Items {
@@ -569,13 +598,13 @@ func (c *chaos) invariants(ctx context.Context) (fails []string) {
 		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
 		claim, ok := byUID[uid]
 		if !ok {
-			fail("namespace %s (claim-uid %s) has no claim", ns.Name, uid)
+			f.add("namespace %s (claim-uid %s) has no claim", ns.Name, uid)
 			continue
 		}
 		nsOf[uid] = append(nsOf[uid], ns.Name)
 		nsClaim[ns.Name] = claim
 		if !ns.DeletionTimestamp.IsZero() {
-			fail("namespace %s of claim %s/%s is terminating", ns.Name, claim.Namespace, claim.Name)
+			f.add("namespace %s of claim %s/%s is terminating", ns.Name, claim.Namespace, claim.Name)
 		}
 	}
 	for i := range claims.Items {
@@ -587,34 +616,39 @@ func (c *chaos) invariants(ctx context.Context) (fails []string) {
 			if r != nil {
 				why = r.Reason + ": " + r.Message
 			}
-			fail("claim %s not Ready (%s)", key, why)
+			f.add("claim %s not Ready (%s)", key, why)
 		}
 		switch got := nsOf[string(cl.UID)]; {
 		case len(got) == 0:
-			fail("claim %s has no namespace", key)
+			f.add("claim %s has no namespace", key)
 		case len(got) > 1:
-			fail("claim %s has %d namespaces: %v", key, len(got), got)
+			f.add("claim %s has %d namespaces: %v", key, len(got), got)
 		case got[0] != cl.Status.Namespace:
-			fail("claim %s: status.namespace %q, but its namespace is %s", key, cl.Status.Namespace, got[0])
+			f.add("claim %s: status.namespace %q, but its namespace is %s", key, cl.Status.Namespace, got[0])
 		}
 	}
+	return claims, nsClaim, nil
+}
 
-	// Children, listed cluster-wide by the managed-by label: exactly the expected names per namespace.
+// checkChildren lists the children cluster-wide by the managed-by label and checks that each claimed
+// namespace holds exactly the expected names, and that no child or tenant ServiceAccount lives
+// elsewhere. It returns the tenant ServiceAccount's UID per namespace.
+func (c *chaos) checkChildren(ctx context.Context, f *failures, nsClaim map[string]*tenancyv1alpha1.NamespaceClaim) map[string]string {
 	want := map[string][]string{
-		"ServiceAccount": {tenancyv1alpha1.TenantServiceAccountName},
-		"Role":           {provision.ReleaseRoleName},
-		"RoleBinding":    {provision.ReleaseRoleName, provision.TenantRoleBindingName},
-		"ResourceQuota":  {provision.ResourceQuotaName},
-		"LimitRange":     {provision.LimitRangeName},
+		kindServiceAccount: {tenancyv1alpha1.TenantServiceAccountName},
+		"Role":             {provision.ReleaseRoleName},
+		kindRoleBinding:    {provision.ReleaseRoleName, provision.TenantRoleBindingName},
+		kindResourceQuota:  {provision.ResourceQuotaName},
+		"LimitRange":       {provision.LimitRangeName},
 	}
 	lists := map[string]client.ObjectList{
-		"ServiceAccount": &corev1.ServiceAccountList{}, "Role": &rbacv1.RoleList{}, "RoleBinding": &rbacv1.RoleBindingList{},
-		"ResourceQuota": &corev1.ResourceQuotaList{}, "LimitRange": &corev1.LimitRangeList{},
+		kindServiceAccount: &corev1.ServiceAccountList{}, "Role": &rbacv1.RoleList{}, kindRoleBinding: &rbacv1.RoleBindingList{},
+		kindResourceQuota: &corev1.ResourceQuotaList{}, "LimitRange": &corev1.LimitRangeList{},
 	}
 	saUID := map[string]string{}
 	for kind, list := range lists {
-		if err := c.k.c.List(ctx, list, managed); err != nil {
-			fail("listing %s: %v", kind, err)
+		if err := c.k.c.List(ctx, list, managedLabels); err != nil {
+			f.add("listing %s: %v", kind, err)
 			continue
 		}
 		got := map[string][]string{}
@@ -622,20 +656,20 @@ func (c *chaos) invariants(ctx context.Context) (fails []string) {
 		for _, it := range items {
 			o := it.(client.Object)
 			got[o.GetNamespace()] = append(got[o.GetNamespace()], o.GetName())
-			if kind == "ServiceAccount" {
+			if kind == kindServiceAccount {
 				saUID[o.GetNamespace()] = string(o.GetUID())
 			}
 		}
 		for ns, names := range got {
 			if _, ok := nsClaim[ns]; !ok {
-				fail("%s %v in namespace %s, which belongs to no claim", kind, names, ns)
+				f.add("%s %v in namespace %s, which belongs to no claim", kind, names, ns)
 			}
 		}
 		for ns := range nsClaim {
 			names := got[ns]
 			sort.Strings(names)
 			if !slices.Equal(names, want[kind]) {
-				fail("namespace %s: %s %v, want %v", ns, kind, names, want[kind])
+				f.add("namespace %s: %s %v, want %v", ns, kind, names, want[kind])
 			}
 		}
 	}
@@ -643,16 +677,19 @@ func (c *chaos) invariants(ctx context.Context) (fails []string) {
 	sas := &corev1.ServiceAccountList{}
 	if err := c.k.c.List(ctx, sas, client.MatchingFields{"metadata.name": tenancyv1alpha1.TenantServiceAccountName}); err == nil {
 		if len(sas.Items) != len(nsClaim) {
-			fail("%d ServiceAccounts named %s for %d claimed namespaces", len(sas.Items), tenancyv1alpha1.TenantServiceAccountName, len(nsClaim))
+			f.add("%d ServiceAccounts named %s for %d claimed namespaces", len(sas.Items), tenancyv1alpha1.TenantServiceAccountName, len(nsClaim))
 		}
 	}
+	return saUID
+}
 
-	// Credentials: one Secret per claim, with the claim's marks, whose token authenticates as the
-	// tenant ServiceAccount of the claim's namespace (TokenReview; the token is never printed).
+// checkCredentials checks one Secret per claim, with the claim's marks, whose token authenticates as
+// the tenant ServiceAccount of the claim's namespace (TokenReview; the token is never printed).
+func (c *chaos) checkCredentials(ctx context.Context, f *failures, claims *tenancyv1alpha1.NamespaceClaimList, saUID map[string]string) {
 	secrets := &corev1.SecretList{}
-	if err := c.k.c.List(ctx, secrets, managed); err != nil {
-		fail("listing Secrets: %v", err)
-		return fails
+	if err := c.k.c.List(ctx, secrets, managedLabels); err != nil {
+		f.add("listing Secrets: %v", err)
+		return
 	}
 	secretOf := map[string][]*corev1.Secret{}
 	for i := range secrets.Items {
@@ -660,22 +697,21 @@ func (c *chaos) invariants(ctx context.Context) (fails []string) {
 		secretOf[s.Labels[tenancyv1alpha1.ClaimUIDLabel]] = append(secretOf[s.Labels[tenancyv1alpha1.ClaimUIDLabel]], s)
 	}
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	sem := make(chan struct{}, 16)
 	for i := range claims.Items {
 		cl := &claims.Items[i]
 		key := cl.Namespace + "/" + cl.Name
 		ss := secretOf[string(cl.UID)]
 		if len(ss) != 1 {
-			fail("claim %s has %d credentials Secrets", key, len(ss))
+			f.add("claim %s has %d credentials Secrets", key, len(ss))
 			continue
 		}
 		s := ss[0]
 		if s.Namespace != cl.Namespace || s.Name != cl.Status.CredentialsSecretName {
-			fail("claim %s: Secret %s/%s, status names %q", key, s.Namespace, s.Name, cl.Status.CredentialsSecretName)
+			f.add("claim %s: Secret %s/%s, status names %q", key, s.Namespace, s.Name, cl.Status.CredentialsSecretName)
 		}
 		if cl.Status.TokenServiceAccountUID != "" && cl.Status.TokenServiceAccountUID != saUID[cl.Status.Namespace] {
-			fail("claim %s: token recorded for ServiceAccount %s, the ServiceAccount is %s", key, cl.Status.TokenServiceAccountUID, saUID[cl.Status.Namespace])
+			f.add("claim %s: token recorded for ServiceAccount %s, the ServiceAccount is %s", key, cl.Status.TokenServiceAccountUID, saUID[cl.Status.Namespace])
 		}
 		wg.Add(1)
 		sem <- struct{}{}
@@ -683,15 +719,12 @@ func (c *chaos) invariants(ctx context.Context) (fails []string) {
 			defer func() { <-sem; wg.Done() }()
 			user, err := c.tokenUser(ctx, string(s.Data["token"]))
 			wantUser := "system:serviceaccount:" + cl.Status.Namespace + ":" + tenancyv1alpha1.TenantServiceAccountName
-			mu.Lock()
-			defer mu.Unlock()
 			if err != nil || user != wantUser {
-				fail("claim %s: the token in its Secret authenticates as %q (%v), want %s", key, user, err, wantUser)
+				f.add("claim %s: the token in its Secret authenticates as %q (%v), want %s", key, user, err, wantUser)
 			}
 		}()
 	}
 	wg.Wait()
-	return fails
 }
 
 // tokenUser asks the API server (TokenReview) whom token authenticates as.
@@ -734,7 +767,9 @@ func chaosMarkdown(results []scenarioResult, restarts int) string {
 			p("- FAIL: %s", f)
 		}
 		if len(r.failures) == 0 {
-			p("- invariants hold: every claim Ready with exactly one namespace; no namespace without a claim; exactly one ServiceAccount, Role, two RoleBindings, quota and limit range per namespace; one Secret per claim whose token authenticates as its tenant")
+			p("- invariants hold: every claim Ready with exactly one namespace; no namespace without a claim;" +
+				" exactly one ServiceAccount, Role, two RoleBindings, quota and limit range per namespace;" +
+				" one Secret per claim whose token authenticates as its tenant")
 		}
 	}
 	return b.String()

@@ -137,14 +137,13 @@ func (e *env) startReplica(idx int) (*replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close()
-	args := []string{
+	defer func() { _ = logf.Close() }()
+	args := append([]string{
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p.probe),
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", p.metrics),
 		"--metrics-secure=false",
 		"--kubeconfig-server", fmt.Sprintf("https://127.0.0.1:%d", e.apiserverPort),
-	}
-	args = append(args, strings.Fields(e.operatorArgs)...)
+	}, strings.Fields(e.operatorArgs)...)
 	cmd := exec.Command(e.managerBin, args...)
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+filepath.Join(e.state, "operator.kubeconfig"),
@@ -215,7 +214,7 @@ func (r *replica) metrics() ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, err
@@ -239,9 +238,9 @@ func (r *replica) caughtUp(n int) (bool, float64) {
 	if err != nil {
 		return false, 0
 	}
-	total := sum(m, "controller_runtime_reconcile_total", map[string]string{"controller": "namespaceclaim"})
-	depth := sum(m, "workqueue_depth", map[string]string{"name": "namespaceclaim"})
-	active := sum(m, "controller_runtime_active_workers", map[string]string{"controller": "namespaceclaim"})
+	total := sum(m, "controller_runtime_reconcile_total", map[string]string{"controller": claimController})
+	depth := sum(m, "workqueue_depth", map[string]string{"name": claimController})
+	active := sum(m, "controller_runtime_active_workers", map[string]string{"controller": claimController})
 	return total >= float64(n) && depth == 0 && active == 0, total
 }
 
@@ -303,7 +302,7 @@ func readProc(pid int) (procStat, error) {
 	if err != nil {
 		return st, err
 	}
-	defer sf.Close()
+	defer func() { _ = sf.Close() }()
 	sc := bufio.NewScanner(sf)
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), ":")
@@ -343,14 +342,14 @@ func parseMetrics(text string) []sample {
 			continue
 		}
 		s := sample{labels: map[string]string{}}
-		rest := line
+		remainder := line
 		if i := strings.IndexAny(line, "{ "); i >= 0 && line[i] == '{' {
 			s.name = line[:i]
-			rest = parseLabels(line[i+1:], s.labels)
+			remainder = parseLabels(line[i+1:], s.labels)
 		} else if i >= 0 {
-			s.name, rest = line[:i], line[i:]
+			s.name, remainder = line[:i], line[i:]
 		}
-		fields := strings.Fields(rest)
+		fields := strings.Fields(remainder)
 		if len(fields) == 0 {
 			continue
 		}

@@ -54,7 +54,7 @@ type env struct {
 type replicaPorts struct{ probe, metrics int }
 
 func main() {
-	if len(os.Args) < 2 || (os.Args[1] != "bench" && os.Args[1] != "chaos") {
+	if len(os.Args) < 2 || (os.Args[1] != cmdBench && os.Args[1] != cmdChaos) {
 		fmt.Fprintln(os.Stderr, "usage: bench bench|chaos [flags]  (see -h of each)")
 		os.Exit(2)
 	}
@@ -74,10 +74,10 @@ func main() {
 
 	var run func(context.Context, *env) error
 	switch os.Args[1] {
-	case "bench":
+	case cmdBench:
 		o := benchFlags(fs)
 		run = func(ctx context.Context, e *env) error { return runBench(ctx, e, o) }
-	case "chaos":
+	case cmdChaos:
 		o := chaosFlags(fs)
 		run = func(ctx context.Context, e *env) error { return runChaos(ctx, e, o) }
 	}

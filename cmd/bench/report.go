@@ -79,7 +79,8 @@ func (r report) markdown() string {
 	if len(r.bursts) > 0 {
 		p("### Burst (created -> Ready, seconds) and ceiling")
 		p("")
-		p("| claims | Ready | claims/s | p50 | p95 | p99 | max | manager CPU s | peak RSS MiB | operator req/claim | uncached reads | ceiling claims/s | ceiling p50 | ceiling req/claim | nsclaim / ceiling |")
+		p("| claims | Ready | claims/s | p50 | p95 | p99 | max | manager CPU s | peak RSS MiB | operator req/claim |" +
+			" uncached reads | ceiling claims/s | ceiling p50 | ceiling req/claim | nsclaim / ceiling |")
 		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, x := range r.bursts {
 			c := burstRow{}
@@ -110,7 +111,7 @@ func (r report) markdown() string {
 				keys[k] = true
 			}
 		}
-		var ks []string
+		ks := make([]string, 0, len(keys))
 		for k := range keys {
 			ks = append(ks, k)
 		}
@@ -135,7 +136,9 @@ func (r report) markdown() string {
 			return last.ceiling.load.requests.total("operator")
 		}(), last.n))
 		p("")
-		p("Everyone else during the burst: bench client %d requests (%.1f/claim), control plane (kube-controller-manager, kube-apiserver itself) %d (%.1f/claim). kube-apiserver's apiserver_request_total grew by %.0f; the audit log holds %d.",
+		p("Everyone else during the burst: bench client %d requests (%.1f/claim),"+
+			" control plane (kube-controller-manager, kube-apiserver itself) %d (%.1f/claim)."+
+			" kube-apiserver's apiserver_request_total grew by %.0f; the audit log holds %d.",
 			last.load.requests.total("bench"), perClaim(last.load.requests.total("bench"), last.n),
 			last.load.requests.total("control-plane"), perClaim(last.load.requests.total("control-plane"), last.n),
 			last.load.apiserverTotal(), last.load.requests.all())

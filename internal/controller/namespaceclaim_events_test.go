@@ -30,8 +30,11 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
-// provisionedCount reads the sample count of nsclaim_provisioning_duration_seconds for a class.
-func provisionedCount(g Gomega, class string) uint64 {
+// observedClass is the class label of the claims of TestProvisioningIsObservedOncePerClaim.
+const observedClass = "observed-once"
+
+// provisionedCount reads the sample count of nsclaim_provisioning_duration_seconds for observedClass.
+func provisionedCount(g Gomega) uint64 {
 	families, err := metrics.Registry.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, f := range families {
@@ -40,7 +43,7 @@ func provisionedCount(g Gomega, class string) uint64 {
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "class" && l.GetValue() == class {
+				if l.GetName() == "class" && l.GetValue() == observedClass {
 					return m.GetHistogram().GetSampleCount()
 				}
 			}
@@ -55,7 +58,6 @@ func provisionedCount(g Gomega, class string) uint64 {
 func TestProvisioningIsObservedOncePerClaim(t *testing.T) {
 	g := NewWithT(t)
 	monitoring.Register()
-	const class = "observed-once"
 	r := &NamespaceClaimReconciler{}
 	cond := func(c *tenancyv1alpha1.NamespaceClaim, typ string, ok bool, reason string) {
 		st := metav1.ConditionFalse
@@ -65,7 +67,7 @@ func TestProvisioningIsObservedOncePerClaim(t *testing.T) {
 		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: typ, Status: st, Reason: reason, Message: reason})
 	}
 	claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ci", UID: types.UID("uid-1"),
-		CreationTimestamp: metav1.NewTime(time.Unix(1000, 0))}, Status: tenancyv1alpha1.NamespaceClaimStatus{ClassName: class}}
+		CreationTimestamp: metav1.NewTime(time.Unix(1000, 0))}, Status: tenancyv1alpha1.NamespaceClaimStatus{ClassName: observedClass}}
 	// Waiting for the self-test: the namespace is ready, the claim is not.
 	cond(claim, tenancyv1alpha1.NamespaceReadyCondition, true, tenancyv1alpha1.ProvisionedReason)
 	cond(claim, tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.PendingReason)
@@ -73,18 +75,18 @@ func TestProvisioningIsObservedOncePerClaim(t *testing.T) {
 	ready := claim.DeepCopy()
 	cond(ready, tenancyv1alpha1.ReadyCondition, true, tenancyv1alpha1.ProvisionedReason)
 
-	before := provisionedCount(g, class)
+	before := provisionedCount(g)
 	r.emitEvents(&claimScope{claim: ready.DeepCopy(), now: time.Unix(1010, 0)}, pending)
-	g.Expect(provisionedCount(g, class)).To(Equal(before+1), "the first Ready is observed although NamespaceReady was True before it")
+	g.Expect(provisionedCount(g)).To(Equal(before+1), "the first Ready is observed although NamespaceReady was True before it")
 
 	// A reconcile of a stale copy (still Pending in the cache) reaches Ready again.
 	r.emitEvents(&claimScope{claim: ready.DeepCopy(), now: time.Unix(1011, 0)}, pending)
-	g.Expect(provisionedCount(g, class)).To(Equal(before+1), "a stale copy does not observe it twice")
+	g.Expect(provisionedCount(g)).To(Equal(before+1), "a stale copy does not observe it twice")
 
 	// Another claim is observed on its own.
 	other := ready.DeepCopy()
 	other.UID = "uid-2"
 	r.emitEvents(&claimScope{claim: other, now: time.Unix(1012, 0)}, pending)
-	g.Expect(provisionedCount(g, class)).To(Equal(before + 2))
+	g.Expect(provisionedCount(g)).To(Equal(before + 2))
 
 }
