@@ -66,6 +66,20 @@ const (
 
 	// TenantServiceAccountName is the ServiceAccount in each namespace whose tokens are handed out.
 	TenantServiceAccountName = "nsclaim-tenant"
+
+	// RequestsNamespaceLabel marks the namespace of the ConfigMap protocol's requests, with the value
+	// "true". The operator serves requests only in a namespace that carries it and does not carry
+	// ManagedByLabel: one the operator created for the protocol, or one an admin labelled for it.
+	RequestsNamespaceLabel = "tenancy.nsclaim.dev/requests-namespace"
+	// RequestRefusalAnnotation on a request ConfigMap carries the refusal of its request
+	// ("<Reason>: <message>"), so a pipeline reads it with `get` on its own ConfigMap and needs no right
+	// to list the Events of every request.
+	RequestRefusalAnnotation = "tenancy.nsclaim.dev/refusal"
+
+	// NamespaceWatcherPrefix prefixes the per-namespace ClusterRole and ClusterRoleBinding that let a
+	// tenant get, list and watch its own Namespace object by name (and nothing else), so that
+	// `kubectl delete namespace <own>` can wait for the deletion with kubectl's default flags.
+	NamespaceWatcherPrefix = "nsclaim-namespace-"
 )
 
 // Condition types of a NamespaceClaim.
@@ -133,4 +147,52 @@ const (
 	InvalidTokenPolicyReason = "InvalidTokenPolicy"
 	// InternalErrorReason: an API call failed; details are in the operator's log.
 	InternalErrorReason = "InternalError"
+
+	// ClusterRoleNotBindableReason: the class names, in spec.clusterRole or
+	// spec.extraRoleBindings[i].clusterRole, a ClusterRole the operator may not bind.
+	ClusterRoleNotBindableReason = "ClusterRoleNotBindable"
+	// PodSecurityNotAllowedReason: the class's spec.podSecurity is weaker than the minimum the operator
+	// is configured to create namespaces with.
+	PodSecurityNotAllowedReason = "PodSecurityNotAllowed"
+	// FenceNotIntactReason: the admission fence (config/fence) is missing or altered, and the operator
+	// is configured to require it (the default): nothing is provisioned until it is installed as shipped.
+	FenceNotIntactReason = "FenceNotIntact"
+	// RequestsNamespaceNotAllowedReason: the ConfigMap protocol's requests namespace exists but was
+	// neither created by the operator nor labelled for the protocol by an admin.
+	RequestsNamespaceNotAllowedReason = "RequestsNamespaceNotAllowed"
+	// OrphanedNamespaceReason: an Event reason, on a namespace nsclaim made whose claim no longer exists
+	// (its finalizer was removed, or it was deleted while the operator was down): the namespace is deleted.
+	OrphanedNamespaceReason = "OrphanedNamespace"
 )
+
+// RefusalReasons are the Ready=False reasons that mean the operator will not go on until a person
+// changes the claim, its class or the cluster. Every other False reason (Provisioning, Pending,
+// InternalError) is transient. The metrics collector, the claim's Events and the ConfigMap protocol
+// all use this one list.
+var RefusalReasons = []string{
+	ClassNotFoundReason,
+	AmbiguousDefaultClassReason,
+	ClassNotAllowedReason,
+	ClaimLimitExceededReason,
+	TTLExceedsMaximumReason,
+	LabelNotAllowedReason,
+	NamespaceConflictReason,
+	NamespaceTakenReason,
+	SecretConflictReason,
+	MissingPermissionsReason,
+	ExcessPermissionsReason,
+	InvalidTokenPolicyReason,
+	ClusterRoleNotBindableReason,
+	PodSecurityNotAllowedReason,
+	FenceNotIntactReason,
+}
+
+// IsRefusalReason reports whether reason is one of RefusalReasons.
+func IsRefusalReason(reason string) bool {
+	for _, r := range RefusalReasons {
+		if r == reason {
+			return true
+		}
+	}
+	return false
+}

@@ -175,23 +175,12 @@ func (r *ConfigMapRequestReconciler) createClaim(ctx context.Context, cm *corev1
 // reconcile the ConfigMap, so one Event is emitted per refusal.
 func (r *ConfigMapRequestReconciler) reportRefusal(cm *corev1.ConfigMap, claim *tenancyv1alpha1.NamespaceClaim) {
 	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
-	if ready == nil || ready.Status != metav1.ConditionFalse || ready.ObservedGeneration != claim.Generation || !isRefusalReason(ready.Reason) {
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.ObservedGeneration != claim.Generation || !tenancyv1alpha1.IsRefusalReason(ready.Reason) {
 		return
 	}
 	r.Recorder.Eventf(cm, claim, corev1.EventTypeWarning, ready.Reason, "Provision", "%s", ready.Message)
 }
 
-// refusalReasons are the Ready=False reasons a user must act on.
-var refusalReasons = map[string]bool{
-	tenancyv1alpha1.ClassNotFoundReason: true, tenancyv1alpha1.AmbiguousDefaultClassReason: true,
-	tenancyv1alpha1.ClassNotAllowedReason: true, tenancyv1alpha1.ClaimLimitExceededReason: true,
-	tenancyv1alpha1.TTLExceedsMaximumReason: true, tenancyv1alpha1.LabelNotAllowedReason: true,
-	tenancyv1alpha1.NamespaceConflictReason: true, tenancyv1alpha1.NamespaceTakenReason: true,
-	tenancyv1alpha1.SecretConflictReason: true, tenancyv1alpha1.InvalidTokenPolicyReason: true,
-	tenancyv1alpha1.MissingPermissionsReason: true, tenancyv1alpha1.ExcessPermissionsReason: true,
-}
-
-func isRefusalReason(reason string) bool { return refusalReasons[reason] }
 
 // SetupWithManager watches the ConfigMaps of the requests namespace (the cache holds no others) and the
 // claims they control, and makes sure the requests namespace exists.

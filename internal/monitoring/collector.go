@@ -39,22 +39,8 @@ const (
 	StateTerminating = "Terminating"
 )
 
-// RefusalReasons are the Ready=False reasons that mean the operator will not go on until a person
-// changes the claim, its class or the cluster: the claim counts as Refused. Every other False reason
-// (Provisioning, Pending, InternalError) is transient and counts as Pending.
-var RefusalReasons = []string{
-	tenancyv1alpha1.ClassNotFoundReason,
-	tenancyv1alpha1.AmbiguousDefaultClassReason,
-	tenancyv1alpha1.ClassNotAllowedReason,
-	tenancyv1alpha1.ClaimLimitExceededReason,
-	tenancyv1alpha1.TTLExceedsMaximumReason,
-	tenancyv1alpha1.LabelNotAllowedReason,
-	tenancyv1alpha1.NamespaceConflictReason,
-	tenancyv1alpha1.NamespaceTakenReason,
-	tenancyv1alpha1.SecretConflictReason,
-	tenancyv1alpha1.MissingPermissionsReason,
-	tenancyv1alpha1.ExcessPermissionsReason,
-}
+// RefusalReasons are the Ready=False reasons that count a claim as Refused: the API's one list.
+var RefusalReasons = tenancyv1alpha1.RefusalReasons
 
 // ClaimState returns the state label of a claim: Terminating once deletion is requested; otherwise
 // from its Ready condition: Ready when True; Expired or Released for those reasons; Refused for a
@@ -75,10 +61,8 @@ func ClaimState(claim *tenancyv1alpha1.NamespaceClaim) string {
 	case ready.Reason == tenancyv1alpha1.ReleasedReason:
 		return StateReleased
 	}
-	for _, r := range RefusalReasons {
-		if ready.Reason == r {
-			return StateRefused
-		}
+	if tenancyv1alpha1.IsRefusalReason(ready.Reason) {
+		return StateRefused
 	}
 	return StatePending
 }
