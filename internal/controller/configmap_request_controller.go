@@ -181,7 +181,6 @@ func (r *ConfigMapRequestReconciler) reportRefusal(cm *corev1.ConfigMap, claim *
 	r.Recorder.Eventf(cm, claim, corev1.EventTypeWarning, ready.Reason, "Provision", "%s", ready.Message)
 }
 
-
 // SetupWithManager watches the ConfigMaps of the requests namespace (the cache holds no others) and the
 // claims they control, and makes sure the requests namespace exists.
 func (r *ConfigMapRequestReconciler) SetupWithManager(mgr manager.Manager) error {
