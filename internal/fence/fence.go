@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package fence checks the admission fence around the operator's own identity: the
-// ValidatingAdmissionPolicy and binding of config/fence, which confine the operator's writes to the
-// namespaces it created (docs/security.md). The operator cannot install or repair the fence (it has no
-// write access to admission policies, by design); it can only notice that the fence is missing or
-// altered and say so.
+// Package fence checks the admission fence around the operator's own identity and the label guard
+// around nsclaim's ownership labels: the two ValidatingAdmissionPolicies and their bindings of
+// config/fence. The fence confines the operator's writes to the namespaces it created; the label guard
+// keeps everyone else from labelling objects as nsclaim's (docs/security.md). The operator cannot
+// install or repair them (it has no write access to admission policies, by design); it can only notice
+// that they are missing or altered, say so, and (with --require-fence) stop provisioning.
 package fence
 
 import (
@@ -35,123 +36,171 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// The fence as shipped. These are copies of config/fence/base/{policy,binding}.yaml (go:embed cannot
-// reach outside the package); TestEmbeddedManifestsMatchConfig keeps them equal.
+// The fence as shipped. These are copies of config/fence/base/*.yaml (go:embed cannot reach outside
+// the package); TestEmbeddedManifestsMatchConfig keeps them equal.
 var (
 	//go:embed manifests/policy.yaml
 	policyYAML []byte
 	//go:embed manifests/binding.yaml
 	bindingYAML []byte
+	//go:embed manifests/label-guard.yaml
+	labelGuardYAML []byte
+	//go:embed manifests/label-guard-binding.yaml
+	labelGuardBindingYAML []byte
 )
 
 // NamePrefix is the prefix config/fence and config/default give the policy and binding names.
 const NamePrefix = "nsclaim-operator-"
 
-// Reading the fence needs only get on the two objects by name: the checker reads them uncached.
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get,resourceNames=nsclaim-operator-fence
+// Reading the fence needs only get on the four objects by name: the checker reads them uncached.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get,resourceNames=nsclaim-operator-fence;nsclaim-operator-label-guard
 
-// Expected is the fence the operator expects to find: a policy and the binding that enforces it.
+// Expected is the fence the operator expects to find: two policies and the bindings that enforce them.
 type Expected struct {
+	// Policy and Binding are the fence around the operator's own writes (nsclaim-operator-fence).
 	Policy  *admissionregistrationv1.ValidatingAdmissionPolicy
 	Binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// LabelGuard and LabelGuardBinding keep every other identity from adding nsclaim's ownership
+	// labels (nsclaim-operator-label-guard).
+	LabelGuard        *admissionregistrationv1.ValidatingAdmissionPolicy
+	LabelGuardBinding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 }
 
-// Shipped returns the fence as config/fence renders it: the embedded policy and binding with
-// NamePrefix on their names and on the binding's policyName.
+// pairs lists the policies and their bindings in the order problems are reported.
+func (e Expected) pairs() []pair {
+	return []pair{{e.Policy, e.Binding}, {e.LabelGuard, e.LabelGuardBinding}}
+}
+
+type pair struct {
+	policy  *admissionregistrationv1.ValidatingAdmissionPolicy
+	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+}
+
+// Shipped returns the fence as config/fence renders it: the embedded policies and bindings with
+// NamePrefix on their names and on the bindings' policyName.
 func Shipped() (Expected, error) {
+	fence, err := decodePair(policyYAML, bindingYAML)
+	if err != nil {
+		return Expected{}, err
+	}
+	guard, err := decodePair(labelGuardYAML, labelGuardBindingYAML)
+	if err != nil {
+		return Expected{}, err
+	}
+	return Expected{Policy: fence.policy, Binding: fence.binding, LabelGuard: guard.policy, LabelGuardBinding: guard.binding}, nil
+}
+
+func decodePair(policyData, bindingData []byte) (pair, error) {
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	if err := yaml.UnmarshalStrict(policyYAML, policy); err != nil {
-		return Expected{}, fmt.Errorf("decoding the shipped ValidatingAdmissionPolicy: %w", err)
+	if err := yaml.UnmarshalStrict(policyData, policy); err != nil {
+		return pair{}, fmt.Errorf("decoding a shipped ValidatingAdmissionPolicy: %w", err)
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	if err := yaml.UnmarshalStrict(bindingYAML, binding); err != nil {
-		return Expected{}, fmt.Errorf("decoding the shipped ValidatingAdmissionPolicyBinding: %w", err)
+	if err := yaml.UnmarshalStrict(bindingData, binding); err != nil {
+		return pair{}, fmt.Errorf("decoding a shipped ValidatingAdmissionPolicyBinding: %w", err)
 	}
 	policy.Name = NamePrefix + policy.Name
 	binding.Name = NamePrefix + binding.Name
 	binding.Spec.PolicyName = NamePrefix + binding.Spec.PolicyName
-	return Expected{Policy: policy, Binding: binding}, nil
+	return pair{policy, binding}, nil
 }
 
 // Status is the result of one check of the fence.
 type Status struct {
-	// Intact is true when the policy and binding exist and match the expected ones.
+	// Intact is true when both policies and both bindings exist and match the expected ones.
 	Intact bool
 	// Problems name the object and what is wrong with it, one entry per problem; empty when Intact.
 	Problems []string
 }
 
-// Check reads the live policy and binding named in want from c and compares them with want. A read
+// Check reads the live policies and bindings named in want from c and compares them with want. A read
 // that fails for another reason than NotFound (for example missing RBAC) is a problem too: a fence the
 // operator cannot see is not known to be intact. c should read from the API server (the manager's
 // APIReader): the RBAC marker above grants get only.
 func Check(ctx context.Context, c client.Reader, want Expected) Status {
 	var problems []string
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-	if err := c.Get(ctx, client.ObjectKey{Name: want.Policy.Name}, policy); err != nil {
-		policy = nil
-		if !apierrors.IsNotFound(err) {
-			problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s cannot be read: %v", want.Policy.Name, err))
+	var live []pair
+	for _, p := range want.pairs() {
+		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		if err := c.Get(ctx, client.ObjectKey{Name: p.policy.Name}, policy); err != nil {
+			policy = nil
+			if !apierrors.IsNotFound(err) {
+				problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s cannot be read: %v", p.policy.Name, err))
+			}
 		}
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	if err := c.Get(ctx, client.ObjectKey{Name: want.Binding.Name}, binding); err != nil {
-		binding = nil
-		if !apierrors.IsNotFound(err) {
-			problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s cannot be read: %v", want.Binding.Name, err))
+		binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		if err := c.Get(ctx, client.ObjectKey{Name: p.binding.Name}, binding); err != nil {
+			binding = nil
+			if !apierrors.IsNotFound(err) {
+				problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s cannot be read: %v", p.binding.Name, err))
+			}
 		}
+		live = append(live, pair{policy, binding})
 	}
 	if len(problems) > 0 {
 		return Status{Problems: problems}
 	}
-	return Compare(want, policy, binding)
+	return Compare(want, Expected{Policy: live[0].policy, Binding: live[0].binding, LabelGuard: live[1].policy, LabelGuardBinding: live[1].binding})
 }
 
-// Compare compares a live policy and binding (nil when not found) with want. Every field the fence
-// depends on must be equal; fields the API server defaults are spelled out in the shipped YAML, so a
-// fence installed from it compares equal.
-func Compare(want Expected, policy *admissionregistrationv1.ValidatingAdmissionPolicy, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) Status {
+// Compare compares the live policies and bindings in have (nil fields where not found) with want.
+// Every field the fence depends on must be equal; fields the API server defaults are spelled out in
+// the shipped YAML, so a fence installed from it compares equal.
+func Compare(want, have Expected) Status {
 	var problems []string
-	if policy == nil {
-		problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s is missing", want.Policy.Name))
-	} else {
-		if !policy.DeletionTimestamp.IsZero() {
-			problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s is being deleted", policy.Name))
-		}
-		w, h := want.Policy.Spec, policy.Spec
-		for _, f := range []field{
-			{"spec.paramKind", w.ParamKind, h.ParamKind},
-			{"spec.matchConstraints", w.MatchConstraints, h.MatchConstraints},
-			{"spec.matchConditions", w.MatchConditions, h.MatchConditions},
-			{"spec.variables", w.Variables, h.Variables},
-			{"spec.validations", w.Validations, h.Validations},
-			{"spec.failurePolicy", w.FailurePolicy, h.FailurePolicy},
-			{"spec.auditAnnotations", w.AuditAnnotations, h.AuditAnnotations},
-		} {
-			if !equality.Semantic.DeepEqual(f.want, f.have) {
-				problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s: %s differs from the shipped fence", policy.Name, f.path))
-			}
-		}
-	}
-	if binding == nil {
-		problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s is missing", want.Binding.Name))
-	} else {
-		if !binding.DeletionTimestamp.IsZero() {
-			problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s is being deleted", binding.Name))
-		}
-		w, h := want.Binding.Spec, binding.Spec
-		for _, f := range []field{
-			{"spec.policyName", w.PolicyName, h.PolicyName},
-			{"spec.paramRef", w.ParamRef, h.ParamRef},
-			{"spec.matchResources", w.MatchResources, h.MatchResources},
-			{"spec.validationActions", w.ValidationActions, h.ValidationActions},
-		} {
-			if !equality.Semantic.DeepEqual(f.want, f.have) {
-				problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s: %s differs from the shipped fence", binding.Name, f.path))
-			}
-		}
+	for i, w := range want.pairs() {
+		h := have.pairs()[i]
+		problems = append(problems, comparePolicy(w.policy, h.policy)...)
+		problems = append(problems, compareBinding(w.binding, h.binding)...)
 	}
 	return Status{Intact: len(problems) == 0, Problems: problems}
+}
+
+func comparePolicy(want, policy *admissionregistrationv1.ValidatingAdmissionPolicy) []string {
+	if policy == nil {
+		return []string{fmt.Sprintf("ValidatingAdmissionPolicy %s is missing", want.Name)}
+	}
+	var problems []string
+	if !policy.DeletionTimestamp.IsZero() {
+		problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s is being deleted", policy.Name))
+	}
+	w, h := want.Spec, policy.Spec
+	for _, f := range []field{
+		{"spec.paramKind", w.ParamKind, h.ParamKind},
+		{"spec.matchConstraints", w.MatchConstraints, h.MatchConstraints},
+		{"spec.matchConditions", w.MatchConditions, h.MatchConditions},
+		{"spec.variables", w.Variables, h.Variables},
+		{"spec.validations", w.Validations, h.Validations},
+		{"spec.failurePolicy", w.FailurePolicy, h.FailurePolicy},
+		{"spec.auditAnnotations", w.AuditAnnotations, h.AuditAnnotations},
+	} {
+		if !equality.Semantic.DeepEqual(f.want, f.have) {
+			problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s: %s differs from the shipped fence", policy.Name, f.path))
+		}
+	}
+	return problems
+}
+
+func compareBinding(want, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) []string {
+	if binding == nil {
+		return []string{fmt.Sprintf("ValidatingAdmissionPolicyBinding %s is missing", want.Name)}
+	}
+	var problems []string
+	if !binding.DeletionTimestamp.IsZero() {
+		problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s is being deleted", binding.Name))
+	}
+	w, h := want.Spec, binding.Spec
+	for _, f := range []field{
+		{"spec.policyName", w.PolicyName, h.PolicyName},
+		{"spec.paramRef", w.ParamRef, h.ParamRef},
+		{"spec.matchResources", w.MatchResources, h.MatchResources},
+		{"spec.validationActions", w.ValidationActions, h.ValidationActions},
+	} {
+		if !equality.Semantic.DeepEqual(f.want, f.have) {
+			problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s: %s differs from the shipped fence", binding.Name, f.path))
+		}
+	}
+	return problems
 }
 
 // field is one compared field of a policy or binding, named by its path for the problem message.

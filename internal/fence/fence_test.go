@@ -19,6 +19,7 @@ package fence
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,9 +29,25 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The embedded copies must be byte-for-byte the files config/fence ships.
+// The embedded copies must be byte-for-byte the files config/fence ships, and config/fence/base must
+// ship nothing the operator does not check.
 func TestEmbeddedManifestsMatchConfig(t *testing.T) {
-	for name, embedded := range map[string][]byte{"policy.yaml": policyYAML, "binding.yaml": bindingYAML} {
+	embeddedFiles := map[string][]byte{
+		"policy.yaml": policyYAML, "binding.yaml": bindingYAML,
+		"label-guard.yaml": labelGuardYAML, "label-guard-binding.yaml": labelGuardBindingYAML,
+	}
+	kustomization, err := os.ReadFile(filepath.Join("..", "..", "config", "fence", "base", "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(kustomization), "\n") {
+		if name, ok := strings.CutPrefix(line, "- "); ok && strings.HasSuffix(name, ".yaml") && name != "kustomizeconfig.yaml" {
+			if _, checked := embeddedFiles[name]; !checked {
+				t.Errorf("config/fence/base ships %s, which internal/fence does not embed and check", name)
+			}
+		}
+	}
+	for name, embedded := range embeddedFiles {
 		shipped, err := os.ReadFile(filepath.Join("..", "..", "config", "fence", "base", name))
 		if err != nil {
 			t.Fatal(err)
@@ -52,6 +69,14 @@ func TestShipped(t *testing.T) {
 	g.Expect(want.Policy.Spec.FailurePolicy).To(Equal(ptr.To(admissionregistrationv1.Fail)))
 	g.Expect(want.Policy.Spec.MatchConditions).To(HaveLen(1))
 	g.Expect(want.Policy.Spec.Validations).NotTo(BeEmpty())
+	g.Expect(want.LabelGuard.Name).To(Equal("nsclaim-operator-label-guard"))
+	g.Expect(want.LabelGuardBinding.Name).To(Equal("nsclaim-operator-label-guard"))
+	g.Expect(want.LabelGuardBinding.Spec.PolicyName).To(Equal(want.LabelGuard.Name))
+	g.Expect(want.LabelGuardBinding.Spec.ValidationActions).To(ConsistOf(admissionregistrationv1.Deny))
+	g.Expect(want.LabelGuard.Spec.FailurePolicy).To(Equal(ptr.To(admissionregistrationv1.Fail)))
+	// The label guard matches everyone but the operator: the fence's condition, negated.
+	g.Expect(want.LabelGuard.Spec.MatchConditions).To(HaveLen(1))
+	g.Expect(want.LabelGuard.Spec.MatchConditions[0].Expression).To(Equal("!" + want.Policy.Spec.MatchConditions[0].Expression))
 }
 
 func TestCompare(t *testing.T) {
@@ -59,84 +84,100 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := func(mutate ...func(*admissionregistrationv1.ValidatingAdmissionPolicy)) *admissionregistrationv1.ValidatingAdmissionPolicy {
-		p := want.Policy.DeepCopy()
-		p.ResourceVersion, p.UID = "7", "uid"
+	// live returns the shipped fence as the API server would return it, changed by mutate.
+	live := func(mutate ...func(*Expected)) Expected {
+		e := Expected{Policy: want.Policy.DeepCopy(), Binding: want.Binding.DeepCopy(),
+			LabelGuard: want.LabelGuard.DeepCopy(), LabelGuardBinding: want.LabelGuardBinding.DeepCopy()}
+		e.Policy.ResourceVersion, e.Policy.UID = "7", "uid"
+		e.Binding.ResourceVersion = "8"
+		e.LabelGuard.ResourceVersion = "9"
 		for _, m := range mutate {
-			m(p)
+			m(&e)
 		}
-		return p
-	}
-	binding := func(mutate ...func(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
-		b := want.Binding.DeepCopy()
-		b.ResourceVersion = "8"
-		for _, m := range mutate {
-			m(b)
-		}
-		return b
+		return e
 	}
 	tests := []struct {
 		name     string
-		policy   *admissionregistrationv1.ValidatingAdmissionPolicy
-		binding  *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+		have     Expected
 		problems []string
 	}{
-		{name: "intact, with server-side metadata and status", policy: policy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
-			p.Status.ObservedGeneration = 3
-			p.Labels = map[string]string{"extra": "label"}
-		}), binding: binding()},
-		{name: "both missing", problems: []string{
+		{name: "intact, with server-side metadata and status", have: live(func(e *Expected) {
+			e.Policy.Status.ObservedGeneration = 3
+			e.Policy.Labels = map[string]string{"extra": "label"}
+		})},
+		{name: "all missing", have: Expected{}, problems: []string{
 			"ValidatingAdmissionPolicy nsclaim-operator-fence is missing",
 			"ValidatingAdmissionPolicyBinding nsclaim-operator-fence is missing",
+			"ValidatingAdmissionPolicy nsclaim-operator-label-guard is missing",
+			"ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard is missing",
 		}},
-		{name: "binding missing", policy: policy(), problems: []string{
+		{name: "binding missing", have: live(func(e *Expected) { e.Binding = nil }), problems: []string{
 			"ValidatingAdmissionPolicyBinding nsclaim-operator-fence is missing",
 		}},
-		{name: "a validation removed", policy: policy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
-			p.Spec.Validations = p.Spec.Validations[1:]
-		}), binding: binding(), problems: []string{
+		{name: "label guard missing", have: live(func(e *Expected) { e.LabelGuard, e.LabelGuardBinding = nil, nil }), problems: []string{
+			"ValidatingAdmissionPolicy nsclaim-operator-label-guard is missing",
+			"ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard is missing",
+		}},
+		{name: "a validation removed", have: live(func(e *Expected) {
+			e.Policy.Spec.Validations = e.Policy.Spec.Validations[1:]
+		}), problems: []string{
 			"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.validations differs from the shipped fence",
 		}},
-		{name: "a validation weakened", policy: policy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
-			p.Spec.Validations[0].Expression = "true"
-		}), binding: binding(), problems: []string{
+		{name: "a validation weakened", have: live(func(e *Expected) {
+			e.Policy.Spec.Validations[0].Expression = "true"
+		}), problems: []string{
 			"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.validations differs from the shipped fence",
 		}},
-		{name: "a match condition added that matches nothing", policy: policy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
-			p.Spec.MatchConditions = append(p.Spec.MatchConditions, admissionregistrationv1.MatchCondition{Name: "never", Expression: "false"})
-		}), binding: binding(), problems: []string{
+		{name: "the label guard weakened", have: live(func(e *Expected) {
+			e.LabelGuard.Spec.Validations[0].Expression = "true"
+		}), problems: []string{
+			"ValidatingAdmissionPolicy nsclaim-operator-label-guard: spec.validations differs from the shipped fence",
+		}},
+		{name: "the label guard exempts everyone", have: live(func(e *Expected) {
+			e.LabelGuard.Spec.MatchConditions[0].Expression = "false"
+		}), problems: []string{
+			"ValidatingAdmissionPolicy nsclaim-operator-label-guard: spec.matchConditions differs from the shipped fence",
+		}},
+		{name: "a match condition added that matches nothing", have: live(func(e *Expected) {
+			e.Policy.Spec.MatchConditions = append(e.Policy.Spec.MatchConditions, admissionregistrationv1.MatchCondition{Name: "never", Expression: "false"})
+		}), problems: []string{
 			"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.matchConditions differs from the shipped fence",
 		}},
-		{name: "a resource dropped from the match", policy: policy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
-			p.Spec.MatchConstraints.ResourceRules = p.Spec.MatchConstraints.ResourceRules[:1]
-		}), binding: binding(), problems: []string{
+		{name: "a resource dropped from the match", have: live(func(e *Expected) {
+			e.Policy.Spec.MatchConstraints.ResourceRules = e.Policy.Spec.MatchConstraints.ResourceRules[:1]
+		}), problems: []string{
 			"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.matchConstraints differs from the shipped fence",
 		}},
-		{name: "namespaces excluded by selector", policy: policy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
-			p.Spec.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}
-		}), binding: binding(), problems: []string{
+		{name: "namespaces excluded by selector", have: live(func(e *Expected) {
+			e.Policy.Spec.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}
+		}), problems: []string{
 			"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.matchConstraints differs from the shipped fence",
 		}},
-		{name: "failure policy Ignore and a variable changed", policy: policy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
-			p.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
-			p.Spec.Variables[0].Expression = "'x'"
-		}), binding: binding(), problems: []string{
+		{name: "failure policy Ignore and a variable changed", have: live(func(e *Expected) {
+			e.Policy.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
+			e.Policy.Spec.Variables[0].Expression = "'x'"
+		}), problems: []string{
 			"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.variables differs from the shipped fence",
 			"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.failurePolicy differs from the shipped fence",
 		}},
-		{name: "policy being deleted", policy: policy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
-			p.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
-		}), binding: binding(), problems: []string{
+		{name: "policy being deleted", have: live(func(e *Expected) {
+			e.Policy.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+		}), problems: []string{
 			"ValidatingAdmissionPolicy nsclaim-operator-fence is being deleted",
 		}},
-		{name: "binding only warns", policy: policy(), binding: binding(func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-			b.Spec.ValidationActions = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn}
+		{name: "binding only warns", have: live(func(e *Expected) {
+			e.Binding.Spec.ValidationActions = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn}
 		}), problems: []string{
 			"ValidatingAdmissionPolicyBinding nsclaim-operator-fence: spec.validationActions differs from the shipped fence",
 		}},
-		{name: "binding points elsewhere and narrows its match", policy: policy(), binding: binding(func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-			b.Spec.PolicyName = "other"
-			b.Spec.MatchResources = &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}}
+		{name: "label guard binding only audits", have: live(func(e *Expected) {
+			e.LabelGuardBinding.Spec.ValidationActions = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Audit}
+		}), problems: []string{
+			"ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard: spec.validationActions differs from the shipped fence",
+		}},
+		{name: "binding points elsewhere and narrows its match", have: live(func(e *Expected) {
+			e.Binding.Spec.PolicyName = "other"
+			e.Binding.Spec.MatchResources = &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}}}
 		}), problems: []string{
 			"ValidatingAdmissionPolicyBinding nsclaim-operator-fence: spec.policyName differs from the shipped fence",
 			"ValidatingAdmissionPolicyBinding nsclaim-operator-fence: spec.matchResources differs from the shipped fence",
@@ -145,7 +186,7 @@ func TestCompare(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got := Compare(want, tt.policy, tt.binding)
+			got := Compare(want, tt.have)
 			g.Expect(got.Problems).To(Equal(tt.problems))
 			g.Expect(got.Intact).To(Equal(len(tt.problems) == 0))
 		})

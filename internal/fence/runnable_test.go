@@ -56,6 +56,8 @@ func TestRunnable(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(admin.Create(ctx, want.Policy.DeepCopy())).To(Succeed())
 	g.Expect(admin.Create(ctx, want.Binding.DeepCopy())).To(Succeed())
+	g.Expect(admin.Create(ctx, want.LabelGuard.DeepCopy())).To(Succeed())
+	g.Expect(admin.Create(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
 
 	results := make(chan Status, 100)
 	runnable := NewRunnable(reader, want, 50*time.Millisecond, func(s Status) {
@@ -89,6 +91,13 @@ func TestRunnable(t *testing.T) {
 	g.Expect(admin.Create(ctx, want.Binding.DeepCopy())).To(Succeed())
 	g.Eventually(latest).Should(Equal(Status{Intact: true}))
 
+	g.Expect(admin.Delete(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
+	g.Eventually(latest).Should(Equal(Status{Problems: []string{
+		"ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard is missing",
+	}}))
+	g.Expect(admin.Create(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
+	g.Eventually(latest).Should(Equal(Status{Intact: true}))
+
 	cancel()
 	g.Eventually(done).Should(Receive(BeNil()))
 }
@@ -112,9 +121,11 @@ func TestCheckWithoutRBAC(t *testing.T) {
 
 	s := Check(context.Background(), c, want)
 	g.Expect(s.Intact).To(BeFalse())
-	g.Expect(s.Problems).To(HaveLen(2))
+	g.Expect(s.Problems).To(HaveLen(4))
 	g.Expect(s.Problems[0]).To(HavePrefix("ValidatingAdmissionPolicy nsclaim-operator-fence cannot be read: "))
 	g.Expect(s.Problems[1]).To(HavePrefix("ValidatingAdmissionPolicyBinding nsclaim-operator-fence cannot be read: "))
+	g.Expect(s.Problems[2]).To(HavePrefix("ValidatingAdmissionPolicy nsclaim-operator-label-guard cannot be read: "))
+	g.Expect(s.Problems[3]).To(HavePrefix("ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard cannot be read: "))
 }
 
 // readerWithMarkerRBAC returns an uncached client for a user bound to a ClusterRole holding exactly the
@@ -125,7 +136,7 @@ func readerWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Enviro
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fence-reader"}, Rules: []rbacv1.PolicyRule{{
 		APIGroups:     []string{admissionregistrationv1.GroupName},
 		Resources:     []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
-		ResourceNames: []string{"nsclaim-operator-fence"},
+		ResourceNames: []string{"nsclaim-operator-fence", "nsclaim-operator-label-guard"},
 		Verbs:         []string{"get"},
 	}}}
 	g.Expect(admin.Create(ctx, role)).To(Succeed())
