@@ -2,6 +2,8 @@
 # make test-local: the e2e suite (test/e2e) against a fresh local cluster with the operator running as
 # its own process under the RBAC it ships with. Uses its own state directory and ports, so a cluster
 # from `make local-up` is not disturbed, and stops everything it started, pass or fail.
+# TEST_CLUSTER_DIR and TEST_*_PORT choose the state directory and ports; E2E_RUN, when set, is passed to
+# `go test -run` to run only some tests (default: all); MANAGER_BIN picks the manager binary.
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export LOCAL_CLUSTER_DIR=${TEST_CLUSTER_DIR:-$REPO_ROOT/tmp/test-cluster}
@@ -22,7 +24,7 @@ export OPERATOR_ARGS="${OPERATOR_ARGS:-} --requests-namespace nsplease-requests 
 "$REPO_ROOT/hack/local-operator.sh" start
 status=0
 KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" KUBECTL="$KUBE_BIN_DIR/kubectl" KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache" \
-  go test ./test/e2e/ -count=1 -v -timeout 20m > "$LOCAL_CLUSTER_DIR/e2e.log" 2>&1 || status=$?
+  go test ./test/e2e/ -count=1 -v -timeout 20m ${E2E_RUN:+-run "$E2E_RUN"} > "$LOCAL_CLUSTER_DIR/e2e.log" 2>&1 || status=$?
 grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- ' "$LOCAL_CLUSTER_DIR/e2e.log" || true
 if [ "$status" -ne 0 ]; then
   echo "e2e failed; operator log tail:" >&2; tail -30 "$LOCAL_CLUSTER_DIR/logs/operator.log" >&2
