@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/nsclaim/nsclaim-operator/internal/controller"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
@@ -36,14 +37,36 @@ const FenceIntactCondition = "FenceIntact"
 
 // fenceObserver reports each fence check: the nsclaim_fence_intact gauge always, and on a change of
 // state a log line, an Event on the operator's namespace and the FenceIntact condition of the
-// OperatorCondition (where OLM runs the operator). The operator keeps working either way.
+// OperatorCondition (where OLM runs the operator). With required (--require-fence, the default) it is
+// also the claim reconciler's controller.FenceGate: nothing is provisioned until a check found the
+// fence intact. Without it the operator keeps working, with RBAC as the only limit.
 type fenceObserver struct {
 	recorder  recorder.EventRecorder
 	reporter  *olmcondition.Reporter
 	namespace string
+	required  bool
 
 	mu   sync.Mutex
 	last *fence.Status
+}
+
+var _ controller.FenceGate = &fenceObserver{}
+
+// FenceProblem implements controller.FenceGate: checked is false until the first check completed;
+// problem lists what is wrong with the fence, empty when it is intact. Safe for concurrent use.
+func (o *fenceObserver) FenceProblem() (checked bool, problem string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.last == nil {
+		return false, ""
+	}
+	if o.last.Intact {
+		return true, ""
+	}
+	if len(o.last.Problems) == 0 {
+		return true, "the admission fence is not intact"
+	}
+	return true, strings.Join(o.last.Problems, "; ")
 }
 
 func (o *fenceObserver) observe(st fence.Status) {
@@ -60,7 +83,14 @@ func (o *fenceObserver) observe(st fence.Status) {
 	if !st.Intact {
 		status, reason, msg = metav1.ConditionFalse, "FenceMissingOrAltered", "The admission fence is missing or altered (see docs/security.md): "+strings.Join(st.Problems, "; ")
 		evType = corev1.EventTypeWarning
-		setupLog.Info("Admission fence is not intact; nsclaim keeps working, with RBAC as the only limit", "problems", st.Problems)
+		if o.required {
+			msg += ". Provisioning is stopped until an admin applies it as shipped (kustomize build config/fence | kubectl apply --server-side -f -)" +
+				" or opts out with NSCLAIM_REQUIRE_FENCE=false"
+			setupLog.Info("Admission fence is not intact; provisioning is stopped until it is applied as shipped (or NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems)
+		} else {
+			msg += ". nsclaim keeps provisioning with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE=false)"
+			setupLog.Info("Admission fence is not intact; nsclaim keeps working, with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems)
+		}
 	} else {
 		setupLog.Info("Admission fence is intact")
 	}

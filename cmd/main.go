@@ -18,9 +18,12 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,6 +85,8 @@ type options struct {
 	requestsClass            string
 	tokenPolicyDefault       string
 	fenceCheckInterval       time.Duration
+	requireFence             bool
+	minimumPodSecurity       string
 	credentialsCheckInterval time.Duration
 }
 
@@ -90,7 +95,7 @@ func main() {
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", envOr("METRICS_BIND_ADDRESS", ":8443"),
 		"The address the metrics endpoint binds to. Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable it (METRICS_BIND_ADDRESS).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", envOr("HEALTH_PROBE_BIND_ADDRESS", ":8081"), "The address the probe endpoint binds to (HEALTH_PROBE_BIND_ADDRESS).")
-	flag.BoolVar(&o.leaderElect, "leader-elect", envOr("LEADER_ELECT", "true") == "true", "Enable leader election, so that only one replica reconciles at a time (LEADER_ELECT).")
+	flag.BoolVar(&o.leaderElect, "leader-elect", envBool("LEADER_ELECT", true), "Enable leader election, so that only one replica reconciles at a time (LEADER_ELECT).")
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election Lease; defaults to the Pod's namespace (POD_NAMESPACE).")
 	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", envDuration("LEADER_ELECTION_LEASE_DURATION", 15*time.Second),
 		"How long a non-leader waits after the last renewal before it takes over a Lease the leader did not release (LEADER_ELECTION_LEASE_DURATION).")
@@ -125,16 +130,49 @@ func main() {
 	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
 		"Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")
 	flag.DurationVar(&o.fenceCheckInterval, "fence-check-interval", envDuration("NSCLAIM_FENCE_CHECK_INTERVAL", 5*time.Minute),
-		"How often to check that the admission fence (config/fence) is installed as shipped; 0 turns the check off (NSCLAIM_FENCE_CHECK_INTERVAL).")
+		"How often to check that the admission fence (config/fence) is installed as shipped; the first check runs at start."+
+			" 0 turns the check off, which --require-fence does not allow (NSCLAIM_FENCE_CHECK_INTERVAL).")
+	flag.BoolVar(&o.requireFence, "require-fence", envBool("NSCLAIM_REQUIRE_FENCE", true),
+		"Provision nothing while the admission fence (config/fence) is missing or altered; claims wait with Ready=False, reason "+
+			tenancyv1alpha1.FenceNotIntactReason+". false lets the operator work with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE: true or false).")
+	flag.StringVar(&o.minimumPodSecurity, "minimum-pod-security", envOr("NSCLAIM_MINIMUM_POD_SECURITY", string(tenancyv1alpha1.PodSecurityBaseline)),
+		"The weakest Pod Security level the operator creates namespaces with: baseline, restricted or privileged; classes asking for less are refused"+
+			" (NSCLAIM_MINIMUM_POD_SECURITY). The shipped fence admits only baseline and restricted namespaces.")
 	zapOpts := zap.Options{Development: false}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
+	if err := validate(&o); err != nil {
+		setupLog.Error(err, "Invalid settings; not starting")
+		os.Exit(1)
+	}
 	if err := run(o); err != nil {
 		setupLog.Error(err, "Manager stopped")
 		os.Exit(1)
 	}
+}
+
+// validate refuses settings the manager must not start with: a malformed environment variable (the
+// helpers below record those rather than fall back to a default), an unknown Pod Security level, and a
+// required fence that is never checked.
+func validate(o *options) error {
+	if len(envErrors) > 0 {
+		return errors.Join(envErrors...)
+	}
+	switch tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity) {
+	case tenancyv1alpha1.PodSecurityBaseline, tenancyv1alpha1.PodSecurityRestricted, tenancyv1alpha1.PodSecurityPrivileged:
+	default:
+		return fmt.Errorf("--minimum-pod-security (NSCLAIM_MINIMUM_POD_SECURITY) must be baseline, restricted or privileged, got %q", o.minimumPodSecurity)
+	}
+	if o.requireFence && o.fenceCheckInterval <= 0 {
+		return fmt.Errorf("--require-fence (NSCLAIM_REQUIRE_FENCE, default true) needs a positive --fence-check-interval (NSCLAIM_FENCE_CHECK_INTERVAL), got %s:"+
+			" without checks the fence is never known to be intact and nothing would be provisioned; set an interval, or NSCLAIM_REQUIRE_FENCE=false", o.fenceCheckInterval)
+	}
+	if o.fenceCheckInterval < 0 || o.credentialsCheckInterval < 0 {
+		return errors.New("--fence-check-interval and --credentials-check-interval must not be negative")
+	}
+	return nil
 }
 
 func run(o options) error {
@@ -179,6 +217,17 @@ func run(o options) error {
 		return fmt.Errorf("creating manager: %w", err)
 	}
 
+	// The admission fence (config/fence) is checked at start and periodically; see docs/security.md.
+	// With --require-fence the observer is the claim reconciler's gate: nothing is provisioned until
+	// the first check found the fence intact.
+	var fenceObs *fenceObserver
+	if o.fenceCheckInterval > 0 {
+		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence}
+	}
+	var fenceGate controller.FenceGate
+	if o.requireFence {
+		fenceGate = fenceObs
+	}
 	if err := (&controller.NamespaceClaimReconciler{
 		Client:                   mgr.GetClient(),
 		APIReader:                mgr.GetAPIReader(),
@@ -189,6 +238,8 @@ func run(o options) error {
 		MaxConcurrentReconciles:  o.maxConcurrentReconciles,
 		RequestsNamespace:        protocol.Namespace,
 		CredentialsCheckInterval: o.credentialsCheckInterval,
+		Fence:                    fenceGate,
+		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}
@@ -217,16 +268,18 @@ func run(o options) error {
 		return fmt.Errorf("adding startup gate: %w", err)
 	}
 
-	// The admission fence (config/fence) is checked at start and periodically; see docs/security.md.
-	if o.fenceCheckInterval > 0 {
+	// The fence check runs on the leader: once right at start, then every --fence-check-interval.
+	if fenceObs != nil {
 		want, err := fence.Shipped()
 		if err != nil {
 			return fmt.Errorf("loading the shipped admission fence: %w", err)
 		}
-		obs := &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), reporter: olmReporter, namespace: o.leaderElectionNamespace}
-		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, obs.observe)); err != nil {
+		fenceObs.reporter = olmReporter
+		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, fenceObs.observe)); err != nil {
 			return fmt.Errorf("adding fence check: %w", err)
 		}
+	} else {
+		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")
 	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -238,7 +291,8 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("cache-sync", monitoring.CacheSyncedCheck(mgr.GetCache())); err != nil {
 		return fmt.Errorf("adding cache sync check: %w", err)
 	}
-	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "workers", o.maxConcurrentReconciles)
+	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "workers", o.maxConcurrentReconciles,
+		"requireFence", o.requireFence, "minimumPodSecurity", o.minimumPodSecurity)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
@@ -262,6 +316,10 @@ func kubeconfigEndpoint(cfg *rest.Config, server, caFile string) (credentials.En
 	return ep, nil
 }
 
+// envErrors collects malformed environment settings while the flags' defaults are read; validate
+// refuses to start when there are any, naming each setting.
+var envErrors []error
+
 func envOr(key, def string) string {
 	if v, ok := os.LookupEnv(key); ok && v != "" {
 		return v
@@ -269,25 +327,58 @@ func envOr(key, def string) string {
 	return def
 }
 
+// envBool reads true or false, and nothing else (not True, 1 or yes).
+func envBool(key string, def bool) bool {
+	v := envOr(key, "")
+	switch v {
+	case "":
+		return def
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	envErrors = append(envErrors, fmt.Errorf("%s must be true or false, got %q", key, v))
+	return def
+}
+
+// envInt reads a positive integer.
 func envInt(key string, def int) int {
-	var n int
-	if _, err := fmt.Sscan(os.Getenv(key), &n); err != nil || n <= 0 {
+	v := envOr(key, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		envErrors = append(envErrors, fmt.Errorf("%s must be a positive integer, got %q", key, v))
 		return def
 	}
 	return n
 }
 
+// envDuration reads a Go duration (such as 30s or 5m) that is not negative.
 func envDuration(key string, def time.Duration) time.Duration {
-	d, err := time.ParseDuration(os.Getenv(key))
+	v := envOr(key, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
+		envErrors = append(envErrors, fmt.Errorf("%s must be a duration such as 30s or 5m, not negative, got %q", key, v))
 		return def
 	}
 	return d
 }
 
+// envFloat reads a positive number.
 func envFloat(key string, def float64) float64 {
-	var f float64
-	if _, err := fmt.Sscan(os.Getenv(key), &f); err != nil || f <= 0 {
+	v := envOr(key, "")
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		envErrors = append(envErrors, fmt.Errorf("%s must be a positive number, got %q", key, v))
 		return def
 	}
 	return f
