@@ -243,6 +243,16 @@ func run(o options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}
+	if err := (&controller.OrphanReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("nsclaim"),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up orphaned namespace controller: %w", err)
+	}
+	if err := (&controller.NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
+	}
 	if protocol.Namespace != "" {
 		if err := (&controller.ConfigMapRequestReconciler{
 			Client:   mgr.GetClient(),

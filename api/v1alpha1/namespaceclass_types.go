@@ -174,6 +174,7 @@ type NamingSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=30
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*)?$`
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('kube-') && self != 'kube'",message="naming.prefix must not start with kube-: those names belong to Kubernetes"
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Namespace Prefix",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Prefix string `json:"prefix,omitempty"`
 }
@@ -229,8 +230,24 @@ type AccessSpec struct {
 	MaxClaimsPerNamespace int32 `json:"maxClaimsPerNamespace,omitempty"`
 }
 
-// NamespaceClassStatus is empty for now; a class is configuration only.
-type NamespaceClassStatus struct{}
+// NamespaceClassStatus reports whether the operator can provision namespaces of this class.
+type NamespaceClassStatus struct {
+	// observedGeneration is the generation the conditions were computed for.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Observed Generation",xDescriptors={"urn:alm:descriptor:text"}
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready is True when the operator may bind every ClusterRole the class names and the
+	// class's Pod Security level is allowed; False with a reason and a message naming the field
+	// otherwise (ClusterRoleNotBindable, PodSecurityNotAllowed).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -238,6 +255,8 @@ type NamespaceClassStatus struct{}
 // +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`
 // +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.spec.clusterRole`
 // +kubebuilder:printcolumn:name="Max TTL",type=string,JSONPath=`.spec.lifetime.maxTTL`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="Namespace Class",resources={{Namespace,v1},{ServiceAccount,v1},{RoleBinding,v1},{Role,v1},{ResourceQuota,v1},{LimitRange,v1},{NetworkPolicy,v1}}
 
@@ -251,7 +270,7 @@ type NamespaceClass struct {
 	// +required
 	Spec NamespaceClassSpec `json:"spec"`
 
-	// status is reserved.
+	// status reports whether the operator can provision namespaces of this class.
 	// +optional
 	Status NamespaceClassStatus `json:"status,omitempty"`
 }

@@ -160,6 +160,9 @@ const (
 	// RequestsNamespaceNotAllowedReason: the ConfigMap protocol's requests namespace exists but was
 	// neither created by the operator nor labelled for the protocol by an admin.
 	RequestsNamespaceNotAllowedReason = "RequestsNamespaceNotAllowed"
+	// ValidReason: the Ready condition of a NamespaceClass whose ClusterRoles the operator may bind and
+	// whose Pod Security level is allowed.
+	ValidReason = "Valid"
 	// OrphanedNamespaceReason: an Event reason, on a namespace nsclaim made whose claim no longer exists
 	// (its finalizer was removed, or it was deleted while the operator was down): the namespace is deleted.
 	OrphanedNamespaceReason = "OrphanedNamespace"

@@ -148,7 +148,7 @@ func (cl *ceiling) provision(ctx context.Context, ref claimRef) error {
 	before = claim.DeepCopy()
 
 	owner := provision.OwnerOf(claim)
-	name := provision.NamespaceName(cl.class.Spec.Naming.Prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name)
+	name := provision.NamespaceName(cl.class.Spec.Naming.Prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(claim.UID))
 	d := provision.Build(name, owner, cl.class, claim.Spec.Labels)
 	objs := []client.Object{d.Namespace, d.ServiceAccount, d.ReleaseRole}
 	for _, rb := range d.RoleBindings {

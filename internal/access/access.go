@@ -80,6 +80,8 @@ func Checks(ns string, grants []rbacv1.PolicyRule, foreign []string) []Check {
 	out = append(out,
 		Check{Allowed: true, Attributes: authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "namespaces", Name: ns}},
 		Check{Allowed: true, Attributes: authorizationv1.ResourceAttributes{Namespace: ns, Verb: "delete", Resource: "namespaces", Name: ns}},
+		// Watching its own namespace by name (cluster-scoped, as kubectl's wait for a deletion does).
+		Check{Allowed: true, Attributes: authorizationv1.ResourceAttributes{Verb: "watch", Resource: "namespaces", Name: ns}},
 	)
 	for _, f := range foreign {
 		if f == "" || f == ns {

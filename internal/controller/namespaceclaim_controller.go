@@ -77,6 +77,13 @@ type NamespaceClaimReconciler struct {
 	// of a stale cached copy (the status write has not reached the cache yet) does not observe it again.
 	provisioned sync.Map
 
+	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
+	// --require-fence=false, and envtest).
+	Fence FenceGate
+	// MinimumPodSecurity is the weakest Pod Security level the operator creates namespaces with; empty
+	// means baseline.
+	MinimumPodSecurity tenancyv1alpha1.PodSecurityLevel
+
 	// RequestsNamespace is the namespace of the ConfigMap protocol's requests; empty when it is off.
 	// Claims the operator made there for request ConfigMaps get namespaces named exactly after them.
 	RequestsNamespace string
@@ -89,12 +96,15 @@ type NamespaceClaimReconciler struct {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create,resourceNames=nsclaim-tenant
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create;patch;delete
 // +kubebuilder:rbac:groups="",resources=resourcequotas;limitranges,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=edit;view;admin
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclasses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=selfsubjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -141,19 +151,45 @@ func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, clai
 	return nil
 }
 
-// reconcileNormal runs the phases in order. A phase that records a refusal or a terminal state stops
-// the ones after it.
+// reconcileNormal runs the phases in order. Expiry runs whatever the claim's spec or class says. A
+// refusal stops a claim that holds no namespace before anything is made; a claim that holds one keeps
+// its namespace repaired (unless the class itself cannot be provisioned) but gets no new credentials
+// while refused. A phase that records a refusal, a release or a terminating namespace stops the rest.
 func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claimScope) error {
-	phases := []func(context.Context, *claimScope) error{
-		r.reconcileClass,
-		r.reconcileExpiry,
+	if err := r.reconcileClass(ctx, s); err != nil {
+		return err
+	}
+	if err := r.reconcileExpiry(ctx, s); err != nil {
+		return err
+	}
+	if s.expired || s.class == nil {
+		return nil
+	}
+	if s.refusal != nil && (!s.held() || blocksRepair(s.refusal.Reason)) {
+		return nil
+	}
+	if ref := r.fenceRefusal(); ref != nil {
+		s.refusal = ref
+		return nil
+	}
+	refused := s.refusal
+	halted := func() bool { return s.refusal != refused || s.released || s.terminating != "" }
+	for _, phase := range []func(context.Context, *claimScope) error{
 		r.reconcileNamespace,
 		r.reconcileRequestOwner,
 		r.reconcileChildren,
-		r.reconcileCredentials,
-		r.reconcileSelfTest,
+	} {
+		if err := phase(ctx, s); err != nil {
+			return err
+		}
+		if halted() {
+			return nil
+		}
 	}
-	for _, phase := range phases {
+	if s.refusal != nil {
+		return nil
+	}
+	for _, phase := range []func(context.Context, *claimScope) error{r.reconcileCredentials, r.reconcileSelfTest} {
 		if err := phase(ctx, s); err != nil {
 			return err
 		}
@@ -164,6 +200,18 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	return nil
 }
 
+// blocksRepair reports whether a refusal means the namespace's objects cannot be repaired either: the
+// class is gone or cannot be provisioned, or the admission fence is not in place.
+func blocksRepair(reason string) bool {
+	switch reason {
+	case tenancyv1alpha1.ClassNotFoundReason, tenancyv1alpha1.AmbiguousDefaultClassReason,
+		tenancyv1alpha1.ClusterRoleNotBindableReason, tenancyv1alpha1.PodSecurityNotAllowedReason,
+		tenancyv1alpha1.FenceNotIntactReason, tenancyv1alpha1.PendingReason:
+		return true
+	}
+	return false
+}
+
 // SetupWithManager watches claims, classes, the namespaces nsclaim made and the objects inside them.
 func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexClaims(context.Background(), mgr.GetFieldIndexer()); err != nil {
@@ -171,7 +219,7 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	managed := builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate()))).
+		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToClaims)).
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
@@ -179,6 +227,8 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
 		Watches(&corev1.LimitRange{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
 		Watches(&networkingv1.NetworkPolicy{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
 		Watches(&tenancyv1alpha1.NamespaceClass{}, handler.EnqueueRequestsFromMapFunc(r.classToClaims)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("namespaceclaim").

@@ -29,6 +29,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -44,9 +45,11 @@ import (
 )
 
 // reconcileClass resolves the claim's class and checks the claim against it: who may use it, the claim
-// limit, labels and TTL. It records the class, the namespace name, the desired objects and the expiry,
-// and a refusal if the claim may not proceed. A claim that already holds a namespace keeps its recorded
-// expiry when its class can no longer be resolved, so it still expires.
+// limit, labels, TTL and token policy, and whether the operator may provision the class at all. It
+// records the class, the namespace name, the desired objects, the expiry, and a refusal if the claim
+// may not proceed. A claim that holds a namespace keeps the class it was made from and its recorded
+// expiry whatever happens to its spec or class: a refusal then stops new credentials, not the
+// namespace's expiry nor the repair of its objects.
 func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimScope) error {
 	claim := s.claim
 	s.owner = provision.OwnerOf(claim)
@@ -69,37 +72,63 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	if err := r.Get(ctx, client.ObjectKey{Name: claim.Namespace}, requester); err != nil {
 		return fmt.Errorf("reading requester namespace %s: %w", claim.Namespace, err)
 	}
-	siblings := &tenancyv1alpha1.NamespaceClaimList{}
-	if err := r.List(ctx, siblings, client.InNamespace(claim.Namespace)); err != nil {
-		return fmt.Errorf("listing claims in %s: %w", claim.Namespace, err)
+	held := s.held()
+	var siblings []tenancyv1alpha1.NamespaceClaim
+	if class.Spec.Access.MaxClaimsPerNamespace > 0 && !held {
+		// Only a claim that does not hold a namespace yet is ranked against its siblings.
+		list := &tenancyv1alpha1.NamespaceClaimList{}
+		if err := r.List(ctx, list, client.InNamespace(claim.Namespace)); err != nil {
+			return fmt.Errorf("listing claims in %s: %w", claim.Namespace, err)
+		}
+		siblings = list.Items
 	}
+	request := provision.IsRequestClaim(claim, r.RequestsNamespace)
 	ttl, ttlRefusal := provision.TTL(claim, class)
 	once, policyRefusal := provision.TokenOnlyOnce(claim)
 	s.tokenOnce = once
 	for _, ref := range []*provision.Refusal{
+		provision.CheckPodSecurity(class, r.MinimumPodSecurity),
+		classRefusal(class),
+		provision.CheckPrefix(class, request),
 		provision.CheckAccess(class, requester.Labels),
-		provision.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings.Items),
+		provision.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings),
 		provision.CheckLabels(claim, class),
 		ttlRefusal,
 		policyRefusal,
 	} {
 		if ref != nil {
 			s.refusal = ref
-			return nil
+			break
 		}
 	}
-	s.expiresAt = claim.CreationTimestamp.Add(ttl)
-	claim.Status.ExpiresAt = credentials.ExpiryTime(s.expiresAt)
+	if s.refusal != nil && !held {
+		return nil
+	}
+	if s.refusal == nil {
+		s.expiresAt = claim.CreationTimestamp.Add(ttl)
+		claim.Status.ExpiresAt = credentials.ExpiryTime(s.expiresAt)
+	}
 	prefix := class.Spec.Naming.Prefix
-	if provision.IsRequestClaim(claim, r.RequestsNamespace) {
+	if request {
 		prefix = ""
 	}
-	name := provision.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name)
-	if claim.Status.Namespace != "" {
+	name := provision.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(requester.UID))
+	if held {
 		name = claim.Status.Namespace
 	}
-	s.desired = provision.Build(name, s.owner, class, claim.Spec.Labels)
+	s.desired = provision.Build(name, s.owner, class, provision.AllowedLabels(claim, class))
 	return nil
+}
+
+// classRefusal is the refusal a class's own status reports for its current generation (a ClusterRole
+// the operator may not bind), or nil.
+func classRefusal(class *tenancyv1alpha1.NamespaceClass) *provision.Refusal {
+	c := meta.FindStatusCondition(class.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+	if c == nil || c.Status == metav1.ConditionTrue || class.Status.ObservedGeneration != class.Generation ||
+		c.Reason != tenancyv1alpha1.ClusterRoleNotBindableReason {
+		return nil
+	}
+	return &provision.Refusal{Reason: c.Reason, Message: c.Message}
 }
 
 // reconcileExpiry deletes the namespace once the claim's TTL has passed, and marks the claim expired for
@@ -114,7 +143,10 @@ func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claim
 	if name == "" {
 		return nil
 	}
-	return r.deleteOwnedNamespace(ctx, s, name)
+	if err := r.deleteOwnedNamespace(ctx, s, name); err != nil {
+		return err
+	}
+	return r.deleteCredentials(ctx, s)
 }
 
 // deleteOwnedNamespace deletes namespace name if it carries the claim's ownership marks, and records in
@@ -249,9 +281,10 @@ func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Names
 
 // foreignNamespaceRefusal explains why a namespace that exists is not this claim's.
 func foreignNamespaceRefusal(ns *corev1.Namespace) *provision.Refusal {
-	if other, ok := provision.OwnerFromMarks(ns); ok {
+	if _, ok := provision.OwnerFromMarks(ns); ok {
+		// Which claim holds it is not said: that would tell one requester of another's claim.
 		return &provision.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason, Message: fmt.Sprintf(
-			"namespace %s is held by NamespaceClaim %s/%s: choose another spec.namespaceName", ns.Name, other.Namespace, other.Name)}
+			"namespace %s is held by another NamespaceClaim: choose another spec.namespaceName", ns.Name)}
 	}
 	return &provision.Refusal{Reason: tenancyv1alpha1.NamespaceConflictReason, Message: fmt.Sprintf(
 		"namespace %s exists and was not created by nsclaim for this claim; it is left untouched: choose another spec.namespaceName", ns.Name)}
@@ -261,6 +294,9 @@ func foreignNamespaceRefusal(ns *corev1.Namespace) *provision.Refusal {
 // namespace gone, and garbage collection removes the credentials Secret the claim owns.
 func (r *NamespaceClaimReconciler) release(ctx context.Context, s *claimScope) error {
 	s.released = true
+	if err := r.deleteCredentials(ctx, s); err != nil {
+		return err
+	}
 	uid := s.claim.UID
 	if err := r.Delete(ctx, s.claim, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting released claim: %w", err)
@@ -283,8 +319,23 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 			objs = append(objs, o)
 		}
 	}
+	// The namespace owns its watcher ClusterRole and binding, so garbage collection removes them with it.
+	if s.namespace != nil {
+		for _, o := range []client.Object{d.NamespaceWatcher, d.NamespaceWatcherBinding} {
+			o.SetOwnerReferences([]metav1.OwnerReference{namespaceOwnerRef(s.namespace)})
+			objs = append(objs, o)
+		}
+	}
+	roleFields := provision.ClusterRoleFields(s.class)
 	for _, want := range objs {
 		changed, err := r.ensure(ctx, want)
+		if apierrors.IsForbidden(err) {
+			if f, ok := boundRoleField(want, d.RoleBindings, roleFields); ok {
+				// RBAC refuses a binding to a role the operator may not bind: nothing was bound.
+				s.refusal = provision.NotBindable(s.class, []provision.ClusterRoleField{f})
+				return nil
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -297,6 +348,29 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	}
 	s.childrenReady = true
 	return nil
+}
+
+// boundRoleField returns the class field naming the ClusterRole that want, one of the class's
+// RoleBindings, binds.
+func boundRoleField(want client.Object, bindings []*rbacv1.RoleBinding, fields []provision.ClusterRoleField) (provision.ClusterRoleField, bool) {
+	rb, ok := want.(*rbacv1.RoleBinding)
+	if !ok || rb.RoleRef.Kind != "ClusterRole" {
+		return provision.ClusterRoleField{}, false
+	}
+	// bindings are the tenant's, the release Role's, then the class's extra ones in order; fields are
+	// spec.clusterRole, then the extra ones in the same order.
+	for i, b := range bindings {
+		if b.Name != rb.Name {
+			continue
+		}
+		switch {
+		case i == 0:
+			return fields[0], true
+		case i >= 2 && i-1 < len(fields):
+			return fields[i-1], true
+		}
+	}
+	return provision.ClusterRoleField{}, false
 }
 
 // pruneChildren deletes objects this claim owns in its namespace that the class no longer asks for.
@@ -396,7 +470,8 @@ func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *
 	}
 	ttl := provision.TokenTTL(s.class)
 	if s.tokenOnce {
-		ttl = credentials.OnceTTL(s.now, s.expiresAt)
+		// Issued once, valid until the claim expires, but never longer than the class allows a token.
+		ttl = min(credentials.OnceTTL(s.now, s.expiresAt), ttl)
 	}
 	tok, err := r.issueToken(ctx, sa, ttl)
 	if err != nil {
@@ -464,6 +539,36 @@ func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenan
 		return secretForeign, nil, nil
 	}
 	return secretOurs, nil, fmt.Errorf("checking Secret %s/%s: %w", claim.Namespace, name, err)
+}
+
+// deleteCredentials deletes the claim's credentials Secret once its namespace is going (expired or
+// released): a dead token must not wait, next to the claim, until the namespace is gone, where a
+// pipeline re-run that asks for the same name would read it. The Secret is found with the probe that
+// fails on any Secret not made for this claim, and deleted on the UID and resourceVersion the probe
+// returned, so no other Secret is ever deleted. The status forgets the token, so this runs once.
+func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *claimScope) error {
+	claim := s.claim
+	if claim.Status.CredentialsSecretName == "" && claim.Status.TokenExpiresAt == nil {
+		return nil
+	}
+	name := credentialsSecretName(claim)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
+	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(FieldOwner))
+	switch {
+	case err == nil:
+		uid, rv := sec.UID, sec.ResourceVersion
+		if err := r.Delete(ctx, sec, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Secret %s: %w", klog.KObj(sec), err)
+		}
+		logf.FromContext(ctx).Info("Deleted the credentials of a namespace that is going", "secret", klog.KObj(sec))
+	case apierrors.IsNotFound(err), isPatchTestFailure(err):
+	default:
+		return fmt.Errorf("checking Secret %s: %w", klog.KObj(sec), err)
+	}
+	claim.Status.CredentialsSecretName = ""
+	claim.Status.TokenExpiresAt = nil
+	claim.Status.TokenServiceAccountUID = ""
+	return nil
 }
 
 // createSecret creates the credentials Secret, owned by the claim (garbage-collected with it) and by the

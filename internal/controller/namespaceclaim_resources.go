@@ -119,6 +119,11 @@ func contentMatches(want, have client.Object) bool {
 		return equality.Semantic.DeepDerivative(w.AutomountServiceAccountToken, have.(*corev1.ServiceAccount).AutomountServiceAccountToken)
 	case *rbacv1.Role:
 		return equality.Semantic.DeepEqual(w.Rules, have.(*rbacv1.Role).Rules)
+	case *rbacv1.ClusterRole:
+		return equality.Semantic.DeepEqual(w.Rules, have.(*rbacv1.ClusterRole).Rules)
+	case *rbacv1.ClusterRoleBinding:
+		h := have.(*rbacv1.ClusterRoleBinding)
+		return w.RoleRef == h.RoleRef && equality.Semantic.DeepEqual(w.Subjects, h.Subjects)
 	case *rbacv1.RoleBinding:
 		h := have.(*rbacv1.RoleBinding)
 		return w.RoleRef == h.RoleRef && equality.Semantic.DeepEqual(w.Subjects, h.Subjects)
@@ -135,8 +140,11 @@ func contentMatches(want, have client.Object) bool {
 // immutableDiffers reports whether have differs from want in a field the API server will not change in
 // place (a RoleBinding's roleRef), so the object must be replaced.
 func immutableDiffers(want, have client.Object) bool {
-	if w, ok := want.(*rbacv1.RoleBinding); ok {
+	switch w := want.(type) {
+	case *rbacv1.RoleBinding:
 		return w.RoleRef != have.(*rbacv1.RoleBinding).RoleRef
+	case *rbacv1.ClusterRoleBinding:
+		return w.RoleRef != have.(*rbacv1.ClusterRoleBinding).RoleRef
 	}
 	return false
 }
@@ -148,6 +156,10 @@ func copyContent(dst, src client.Object) {
 		dst.(*corev1.ServiceAccount).AutomountServiceAccountToken = s.AutomountServiceAccountToken
 	case *rbacv1.Role:
 		dst.(*rbacv1.Role).Rules = s.Rules
+	case *rbacv1.ClusterRole:
+		dst.(*rbacv1.ClusterRole).Rules = s.Rules
+	case *rbacv1.ClusterRoleBinding:
+		dst.(*rbacv1.ClusterRoleBinding).Subjects = s.Subjects
 	case *rbacv1.RoleBinding:
 		dst.(*rbacv1.RoleBinding).Subjects = s.Subjects
 	case *corev1.ResourceQuota:
@@ -183,6 +195,9 @@ func CacheOptions(requestsNamespace string) cache.Options {
 	for _, o := range ManagedTypes() {
 		byObject[o] = cache.ByObject{Label: managed}
 	}
+	// The tenants' namespace watchers; ClusterRoles are cached whole (the self-test reads the classes'
+	// roles).
+	byObject[&rbacv1.ClusterRoleBinding{}] = cache.ByObject{Label: managed}
 	if requestsNamespace != "" {
 		byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{requestsNamespace: {}}}
 	}

@@ -32,6 +32,10 @@ const (
 	terminatingPoll = 10 * time.Second
 	// refusalPoll retries a refused claim (a conflicting namespace may be deleted by hand).
 	refusalPoll = time.Minute
+	// fencePendingPoll waits for the first check of the admission fence.
+	fencePendingPoll = 2 * time.Second
+	// fencePoll re-checks a claim held back because the admission fence is missing or altered.
+	fencePoll = 15 * time.Second
 	// selfTestRetry retries a failed self-test (RBAC changes reach the authorizer asynchronously).
 	selfTestRetry = 2 * time.Second
 )
@@ -83,6 +87,9 @@ type claimScope struct {
 	selfTestSkipped bool
 }
 
+// held reports whether the claim holds a namespace (recorded in its status).
+func (s *claimScope) held() bool { return s.claim.Status.Namespace != "" }
+
 // stopped reports whether a phase decided that later phases must not run.
 func (s *claimScope) stopped() bool {
 	return s.refusal != nil || s.expired || s.released || s.terminating != ""
@@ -111,7 +118,13 @@ func (s *claimScope) requeueAfter() time.Duration {
 	if s.terminating != "" {
 		soon(terminatingPoll)
 	}
-	if s.refusal != nil {
+	switch {
+	case s.refusal == nil:
+	case s.refusal.Reason == tenancyv1alpha1.PendingReason:
+		soon(fencePendingPoll)
+	case s.refusal.Reason == tenancyv1alpha1.FenceNotIntactReason:
+		soon(fencePoll)
+	default:
 		soon(refusalPoll)
 	}
 	if s.selfTest != nil && !s.selfTest.OK() {

@@ -62,6 +62,7 @@ const (
 	DeletionDurationName     = "nsclaim_deletion_duration_seconds"
 	SelfTestFailuresName     = "nsclaim_self_test_failures_total"
 	FenceIntactName          = "nsclaim_admission_fence_intact"
+	OrphansDeletedName       = "nsclaim_orphaned_namespaces_deleted_total"
 )
 
 // Label names.
@@ -102,6 +103,8 @@ var Definitions = []Definition{
 		Help: "Permission self-tests (SubjectAccessReviews) that found missing or excess permissions."},
 	{Name: FenceIntactName, Kind: Gauge,
 		Help: "1 if the admission fence that protects managed namespaces is in place, 0 if it is missing or altered; absent until the leader first checks it."},
+	{Name: OrphansDeletedName, Kind: Counter,
+		Help: "Namespaces nsclaim made whose claim no longer existed at the API server (its finalizer was removed, or it was deleted while the operator was down), deleted by the operator."},
 }
 
 // lookup returns the entry of Definitions with the given name; it panics if there is none, which
@@ -141,11 +144,12 @@ var (
 	deletionDuration     = histogramVec(DeletionDurationName)
 	selfTestFailures     = counterVec(SelfTestFailuresName)
 	fenceIntact          = gaugeVec(FenceIntactName)
+	orphansDeleted       = counterVec(OrphansDeletedName)
 
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
-		expiries, deletionDuration, selfTestFailures, fenceIntact,
+		expiries, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
 	}
 	registerOnce sync.Once
 )
@@ -161,6 +165,7 @@ func Register() {
 		for _, r := range RefusalReasons {
 			refusals.WithLabelValues(r)
 		}
+		orphansDeleted.WithLabelValues()
 	})
 }
 
@@ -214,4 +219,9 @@ func SetFenceIntact(intact bool) {
 		v = 1
 	}
 	fenceIntact.WithLabelValues().Set(v)
+}
+
+// OrphanDeleted counts a namespace deleted because its claim no longer existed.
+func OrphanDeleted() {
+	orphansDeleted.WithLabelValues().Inc()
 }

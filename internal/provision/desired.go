@@ -104,7 +104,13 @@ type Desired struct {
 	ResourceQuota     *corev1.ResourceQuota
 	LimitRange        *corev1.LimitRange
 	NetworkPolicy     *networkingv1.NetworkPolicy
-	TenantUser        string
+	// NamespaceWatcher and NamespaceWatcherBinding let the tenant get, list and watch its own
+	// Namespace object by name, cluster-scoped (a list or watch of namespaces is not namespaced, so a
+	// Role inside the namespace cannot grant it): `kubectl delete namespace <own>` then waits for the
+	// deletion with kubectl's default flags. The Namespace owns both, so they go with it.
+	NamespaceWatcher        *rbacv1.ClusterRole
+	NamespaceWatcherBinding *rbacv1.ClusterRoleBinding
+	TenantUser              string
 	TenantGroups      []string
 	TenantClusterRole string
 }
@@ -124,7 +130,28 @@ func Build(name string, o Owner, class *tenancyv1alpha1.NamespaceClass, claimLab
 	d.ResourceQuota = desiredResourceQuota(name, o, class)
 	d.LimitRange = desiredLimitRange(name, o, class)
 	d.NetworkPolicy = desiredNetworkPolicy(name, o, class)
+	d.NamespaceWatcher, d.NamespaceWatcherBinding = desiredNamespaceWatcher(name, o)
 	return d
+}
+
+// NamespaceWatcherName is the name of the ClusterRole and ClusterRoleBinding of namespace ns.
+func NamespaceWatcherName(ns string) string { return tenancyv1alpha1.NamespaceWatcherPrefix + ns }
+
+func desiredNamespaceWatcher(ns string, o Owner) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
+	name := NamespaceWatcherName(ns)
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: meta(name, "", o),
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{ns},
+			Verbs: []string{"get", "list", "watch"},
+		}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: meta(name, "", o),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{tenantSubject(ns)},
+	}
+	return role, binding
 }
 
 func clusterRoleOf(class *tenancyv1alpha1.NamespaceClass) string {
@@ -148,10 +175,7 @@ func desiredNamespace(name string, o Owner, class *tenancyv1alpha1.NamespaceClas
 	for k, v := range class.Spec.NamespaceLabels {
 		labels[k] = v
 	}
-	level := string(class.Spec.PodSecurity)
-	if level == "" {
-		level = string(tenancyv1alpha1.PodSecurityBaseline)
-	}
+	level := string(PodSecurityOf(class))
 	labels[psaEnforce], labels[psaWarn], labels[psaAudit] = level, level, level
 	for k, v := range OwnershipLabels(o) {
 		labels[k] = v

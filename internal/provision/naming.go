@@ -44,11 +44,19 @@ const (
 //
 // A derived name (no requested name) always carries the hash: claimNamespace+"-"+claimName alone is
 // ambiguous ("a-b"+"c" and "a"+"b-c" join alike), the hash of the pair is not.
-func NamespaceName(prefix, requested, claimNamespace, claimName string) string {
+//
+// Every hash is keyed with key, the UID of the claim's namespace, which other requesters cannot read:
+// a requester elsewhere cannot compute a derived or shortened name ahead of its owner and claim it
+// literally with spec.namespaceName.
+func NamespaceName(prefix, requested, claimNamespace, claimName, key string) string {
 	if requested != "" {
-		return Label(prefix + requested)
+		name := prefix + requested
+		if len(validation.IsDNS1123Label(name)) == 0 {
+			return name
+		}
+		return hashed(name, key+"/"+name)
 	}
-	return hashed(prefix+claimNamespace+"-"+claimName, claimNamespace+"/"+claimName)
+	return hashed(prefix+claimNamespace+"-"+claimName, key+"/"+claimNamespace+"/"+claimName)
 }
 
 // Label turns any string into a valid DNS-1123 label of at most 63 characters. A string that already is

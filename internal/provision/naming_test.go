@@ -27,21 +27,22 @@ func TestNamespaceName(t *testing.T) {
 	tests := []struct {
 		name                                  string
 		prefix, requested, claimNS, claimName string
+		key                                   string
 		want                                  string
 	}{
 		{name: "requested kept as is", prefix: "ci-", requested: "pr-42", want: "ci-pr-42"},
 		{name: "requested without prefix", requested: "pr-42", want: "pr-42"},
 		{name: "requested exactly 63", requested: repeat("a", 63), want: repeat("a", 63)},
 		{name: "requested too long with prefix gets hash", prefix: "ci-", requested: repeat("b", 62),
-			want: "ci-" + repeat("b", 49) + "-" + hashOf("ci-"+repeat("b", 62))},
-		{name: "derived carries hash", prefix: "ci-", claimNS: "team-a", claimName: "build",
-			want: "ci-team-a-build-" + hashOf("team-a/build")},
-		{name: "derived long is cut", claimNS: "team", claimName: long,
-			want: "team-a-very-long-branch-name-that-goes-on-and-on-and-" + hashOf("team/"+long)},
+			key: "uid-1", want: "ci-" + repeat("b", 49) + "-" + hashOf("uid-1/ci-"+repeat("b", 62))},
+		{name: "derived carries keyed hash", prefix: "ci-", claimNS: "team-a", claimName: "build", key: "uid-1",
+			want: "ci-team-a-build-" + hashOf("uid-1/team-a/build")},
+		{name: "derived long is cut", claimNS: "team", claimName: long, key: "uid-2",
+			want: "team-a-very-long-branch-name-that-goes-on-and-on-and-" + hashOf("uid-2/team/"+long)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := NamespaceName(tt.prefix, tt.requested, tt.claimNS, tt.claimName)
+			got := NamespaceName(tt.prefix, tt.requested, tt.claimNS, tt.claimName, tt.key)
 			if got != tt.want {
 				t.Fatalf("NamespaceName() = %q, want %q", got, tt.want)
 			}
@@ -53,10 +54,26 @@ func TestNamespaceName(t *testing.T) {
 }
 
 func TestDerivedNamesDoNotCollideOnJoin(t *testing.T) {
-	a := NamespaceName("", "", "a-b", "c")
-	b := NamespaceName("", "", "a", "b-c")
+	a := NamespaceName("", "", "a-b", "c", "k")
+	b := NamespaceName("", "", "a", "b-c", "k")
 	if a == b {
 		t.Fatalf("claims a-b/c and a/b-c share namespace %q", a)
+	}
+}
+
+// TestDerivedNameNeedsTheKey: another requester who knows a victim's namespace and claim name, but not
+// the UID of the victim's namespace, computes a different name, so it cannot claim the victim's
+// derived (or shortened) name literally ahead of it.
+func TestDerivedNameNeedsTheKey(t *testing.T) {
+	victim := NamespaceName("ci-", "", "team-a", "build", "3f1c-victim-namespace-uid")
+	for _, guess := range []string{"", "team-a", "team-a/build", "attacker-uid"} {
+		if got := NamespaceName("ci-", "", "team-a", "build", guess); got == victim {
+			t.Fatalf("key %q reproduces the victim's derived name %q", guess, victim)
+		}
+	}
+	long := repeat("b", 62)
+	if NamespaceName("ci-", long, "team-a", "build", "victim-uid") == NamespaceName("ci-", long, "team-b", "x", "attacker-uid") {
+		t.Fatal("a shortened requested name is the same under another requester's key")
 	}
 }
 
@@ -86,23 +103,24 @@ func FuzzNamespaceName(f *testing.F) {
 	f.Add("", "", "a-b", "c", "", "b-c")
 	f.Add("p-", repeat("x", 70), "ns", "n", repeat("x", 71), "n")
 	f.Fuzz(func(t *testing.T, prefix, req1, ns1, name1, req2, name2 string) {
-		got1 := NamespaceName(prefix, req1, ns1, name1)
+		key := "uid-of-" + ns1
+		got1 := NamespaceName(prefix, req1, ns1, name1, key)
 		if errs := validation.IsDNS1123Label(got1); len(errs) > 0 {
 			t.Fatalf("NamespaceName(%q, %q, %q, %q) = %q: %v", prefix, req1, ns1, name1, got1, errs)
 		}
-		if again := NamespaceName(prefix, req1, ns1, name1); again != got1 {
+		if again := NamespaceName(prefix, req1, ns1, name1, key); again != got1 {
 			t.Fatalf("not deterministic: %q then %q", got1, again)
 		}
 		// Distinct requested names (same prefix) give distinct namespaces.
 		if req1 != "" && req2 != "" && req1 != req2 {
-			if got2 := NamespaceName(prefix, req2, ns1, name1); got2 == got1 {
+			if got2 := NamespaceName(prefix, req2, ns1, name1, key); got2 == got1 {
 				t.Fatalf("requested %q and %q both give %q", req1, req2, got1)
 			}
 		}
 		// Distinct claims that ask for no name give distinct namespaces.
 		if name1 != name2 {
-			d1 := NamespaceName(prefix, "", ns1, name1)
-			d2 := NamespaceName(prefix, "", ns1, name2)
+			d1 := NamespaceName(prefix, "", ns1, name1, key)
+			d2 := NamespaceName(prefix, "", ns1, name2, key)
 			if d1 == d2 {
 				t.Fatalf("claims %q and %q in %q both give %q", name1, name2, ns1, d1)
 			}

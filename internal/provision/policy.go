@@ -48,10 +48,21 @@ type Refusal struct {
 // Error makes a Refusal usable as an error.
 func (r *Refusal) Error() string { return r.Reason + ": " + r.Message }
 
-// ResolveClass picks the class for a claim from all classes: the one spec.className names, else the one
-// marked default. It refuses when the named class does not exist, when there is no default class, and
-// when several classes are marked default.
+// ResolveClass picks the class for a claim from all classes. A claim that holds a namespace keeps the
+// class the namespace was made from (status.className), so a default class added or moved later
+// changes nothing for it. Otherwise: the one spec.className names, else the one marked default. It
+// refuses when that class does not exist, when there is no default class, and when several classes
+// are marked default.
 func ResolveClass(claim *tenancyv1alpha1.NamespaceClaim, classes []tenancyv1alpha1.NamespaceClass) (*tenancyv1alpha1.NamespaceClass, *Refusal) {
+	if name := claim.Status.ClassName; name != "" && claim.Status.Namespace != "" {
+		for i := range classes {
+			if classes[i].Name == name {
+				return &classes[i], nil
+			}
+		}
+		return nil, &Refusal{tenancyv1alpha1.ClassNotFoundReason, fmt.Sprintf(
+			"NamespaceClass %q, which namespace %s was made from, no longer exists: its objects are not repaired and it is deleted at its recorded expiry", name, claim.Status.Namespace)}
+	}
 	if name := claim.Spec.ClassName; name != "" {
 		for i := range classes {
 			if classes[i].Name == name {
@@ -96,6 +107,76 @@ func CheckAccess(class *tenancyv1alpha1.NamespaceClass, requesterNamespaceLabels
 	return nil
 }
 
+// CheckPrefix restricts a class without naming.prefix: its namespaces take names from the whole
+// cluster's name space, so a requester could take a name (monitoring, cert-manager, argocd-...) before
+// an admin creates it. Such a class admits only claims made by the ConfigMap protocol (whose names the
+// protocol's name patterns govern), or claims from the namespaces a non-empty
+// access.requesterNamespaceSelector selects.
+func CheckPrefix(class *tenancyv1alpha1.NamespaceClass, requestClaim bool) *Refusal {
+	if class.Spec.Naming.Prefix != "" || requestClaim {
+		return nil
+	}
+	if sel := class.Spec.Access.RequesterNamespaceSelector; sel != nil && (len(sel.MatchLabels) > 0 || len(sel.MatchExpressions) > 0) {
+		return nil
+	}
+	return &Refusal{tenancyv1alpha1.ClassNotAllowedReason, fmt.Sprintf(
+		"spec.className: NamespaceClass %q has no naming.prefix and no access.requesterNamespaceSelector, so it admits only requests of the ConfigMap protocol: use a class with a prefix", class.Name)}
+}
+
+// podSecurityRank orders the Pod Security levels from weakest to strictest.
+var podSecurityRank = map[tenancyv1alpha1.PodSecurityLevel]int{
+	tenancyv1alpha1.PodSecurityPrivileged: 0, tenancyv1alpha1.PodSecurityBaseline: 1, tenancyv1alpha1.PodSecurityRestricted: 2,
+}
+
+// PodSecurityOf returns the class's Pod Security level, baseline when unset.
+func PodSecurityOf(class *tenancyv1alpha1.NamespaceClass) tenancyv1alpha1.PodSecurityLevel {
+	if class.Spec.PodSecurity == "" {
+		return tenancyv1alpha1.PodSecurityBaseline
+	}
+	return class.Spec.PodSecurity
+}
+
+// CheckPodSecurity refuses a class whose spec.podSecurity is weaker than minimum (empty: baseline).
+// The admission fence denies the operator a namespace weaker than baseline anyway; this names the field.
+func CheckPodSecurity(class *tenancyv1alpha1.NamespaceClass, minimum tenancyv1alpha1.PodSecurityLevel) *Refusal {
+	if minimum == "" {
+		minimum = tenancyv1alpha1.PodSecurityBaseline
+	}
+	if level := PodSecurityOf(class); podSecurityRank[level] < podSecurityRank[minimum] {
+		return &Refusal{tenancyv1alpha1.PodSecurityNotAllowedReason, fmt.Sprintf(
+			"NamespaceClass %q: spec.podSecurity %s is weaker than %s, the minimum the operator creates namespaces with", class.Name, level, minimum)}
+	}
+	return nil
+}
+
+// ClusterRoleField is a ClusterRole a class binds and the field that names it.
+type ClusterRoleField struct {
+	Field string
+	Name  string
+}
+
+// ClusterRoleFields lists every ClusterRole a class binds, with the field that names it.
+func ClusterRoleFields(class *tenancyv1alpha1.NamespaceClass) []ClusterRoleField {
+	out := []ClusterRoleField{{Field: "spec.clusterRole", Name: clusterRoleOf(class)}}
+	for i, x := range class.Spec.ExtraRoleBindings {
+		out = append(out, ClusterRoleField{Field: fmt.Sprintf("spec.extraRoleBindings[%d].clusterRole", i), Name: x.ClusterRole})
+	}
+	return out
+}
+
+// NotBindable is the refusal for ClusterRoles of a class that the operator may not bind.
+func NotBindable(class *tenancyv1alpha1.NamespaceClass, fields []ClusterRoleField) *Refusal {
+	if len(fields) == 0 {
+		return nil
+	}
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		parts = append(parts, fmt.Sprintf("%s %q", f.Field, f.Name))
+	}
+	return &Refusal{tenancyv1alpha1.ClusterRoleNotBindableReason, fmt.Sprintf(
+		"NamespaceClass %q names ClusterRoles the operator may not bind (%s): grant the operator bind on them, or name another role; nothing is bound", class.Name, strings.Join(parts, ", "))}
+}
+
 // TTL returns the claim's lifetime: spec.ttl, else the class's defaultTTL. It refuses a spec.ttl above
 // the class's maxTTL.
 func TTL(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.NamespaceClass) (time.Duration, *Refusal) {
@@ -127,6 +208,18 @@ func CheckLabels(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.N
 	}
 	sort.Strings(bad)
 	return &Refusal{tenancyv1alpha1.LabelNotAllowedReason, fmt.Sprintf("spec.labels: NamespaceClass %q does not allow the label keys %s (allowedClaimLabels)", class.Name, strings.Join(bad, ", "))}
+}
+
+// AllowedLabels returns the claim's spec.labels that the class allows (all of them, unless the claim is
+// refused for a label: then a namespace it already holds keeps only the allowed ones).
+func AllowedLabels(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.NamespaceClass) map[string]string {
+	out := map[string]string{}
+	for _, k := range class.Spec.AllowedClaimLabels {
+		if v, ok := claim.Spec.Labels[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // CheckClaimLimit enforces the class's maxClaimsPerNamespace. siblings are the claims of the same

@@ -1,0 +1,51 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
+
+// FenceGate tells whether the admission fence allows provisioning. nil: not required.
+type FenceGate interface {
+	// FenceProblem returns checked=false until the first fence check completed, and a non-empty
+	// problem when the fence is missing or altered.
+	FenceProblem() (checked bool, problem string)
+}
+
+// fenceRefusal holds provisioning back while the admission fence is required and not known to be
+// intact. Expiry and deletion never wait for it: they only ever remove what nsclaim made.
+func (r *NamespaceClaimReconciler) fenceRefusal() *provision.Refusal {
+	if r.Fence == nil {
+		return nil
+	}
+	return fenceDecision(r.Fence.FenceProblem())
+}
+
+// fenceDecision turns a fence check into a refusal: Pending before the first check, FenceNotIntact
+// while the fence is missing or altered, nil when it is intact.
+func fenceDecision(checked bool, problem string) *provision.Refusal {
+	switch {
+	case !checked:
+		return &provision.Refusal{Reason: tenancyv1alpha1.PendingReason, Message: "Waiting for the operator's first check of the admission fence"}
+	case problem != "":
+		return &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason, Message: "The admission fence (the ValidatingAdmissionPolicies of config/fence) is missing or altered: " +
+			problem + ". The operator provisions nothing until an admin applies it as shipped (kustomize build config/fence | kubectl apply --server-side -f -), or opts out with NSCLAIM_REQUIRE_FENCE=false"}
+	}
+	return nil
+}
