@@ -35,7 +35,8 @@ func TestChecks(t *testing.T) {
 		a := c.Attributes
 		if c.Allowed {
 			pos++
-			if a.Namespace != "ns-a" {
+			// Only its own Namespace object, by name, may be asked about cluster-scoped.
+			if a.Namespace != "ns-a" && (a.Resource != "namespaces" || a.Name != "ns-a") {
 				t.Errorf("a positive check outside the namespace: %s", c)
 			}
 			continue
@@ -45,12 +46,14 @@ func TestChecks(t *testing.T) {
 			t.Errorf("a negative check inside the namespace: %s", c)
 		}
 	}
-	// One per usable rule (configmaps, deployments), plus get and delete of the namespace itself.
-	if pos != 4 {
-		t.Errorf("positive checks: got %d, want 4: %v", pos, checks)
+	// One per usable rule (configmaps, deployments), plus get and delete of the namespace itself, and
+	// watching it by name (kubectl's wait for its deletion).
+	if pos != 5 {
+		t.Errorf("positive checks: got %d, want 5: %v", pos, checks)
 	}
 	want := map[string]bool{"create configmaps in namespace ns-a": true, "update deployments.apps in namespace ns-a": true,
-		"get namespaces ns-a in namespace ns-a": true, "delete namespaces ns-a in namespace ns-a": true}
+		"get namespaces ns-a in namespace ns-a": true, "delete namespaces ns-a in namespace ns-a": true,
+		"watch namespaces ns-a cluster-wide": true}
 	for _, c := range checks {
 		if c.Allowed && !want[c.String()] {
 			t.Errorf("unexpected positive check %s", c)

@@ -140,15 +140,19 @@ func writeKubeconfig(t *testing.T, token, ns string) string {
 
 // kubectl runs the kubectl under test with a kubeconfig, as a shell pipeline would.
 func kubectl(kubeconfig string, args ...string) (string, error) {
-	bin := os.Getenv("KUBECTL")
-	if bin == "" {
-		bin = "kubectl"
-	}
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd := exec.Command(kubectlBin(), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
+}
+
+// kubectlBin is the kubectl under test: $KUBECTL, else kubectl on the PATH.
+func kubectlBin() string {
+	if bin := os.Getenv("KUBECTL"); bin != "" {
+		return bin
+	}
+	return "kubectl"
 }
 
 // claimAndWait creates a claim as the pipeline, waits for Ready with kubectl wait, and returns the
@@ -208,8 +212,10 @@ func TestTenantReleasesItsNamespace(t *testing.T) {
 	g := NewWithT(t)
 	p := newPipeline(t, "release")
 	tenant, claim := claimAndWait(t, p, "release-me", nil)
-	out, err := kubectl(tenant, "delete", "namespace", "e2e-default-"+"nope", "--wait=false")
+	// Another namespace that exists (the requester's own): Forbidden, not NotFound.
+	out, err := kubectl(tenant, "delete", "namespace", p.ns, "--wait=false")
 	g.Expect(err).To(HaveOccurred(), "deleting another namespace is denied: %s", out)
+	g.Expect(out).To(ContainSubstring("forbidden"))
 	out, err = kubectl(tenant, "delete", "namespace", claim.Status.Namespace, "--wait=false")
 	g.Expect(err).NotTo(HaveOccurred(), out)
 	g.Eventually(gone(&tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: claim.Name}})).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeTrue())
