@@ -23,6 +23,9 @@
 #   - the manager (built from ./cmd) runs as a local process with a token of the ServiceAccount OLM
 #     created and the environment and arguments of the Deployment OLM created, so the CSV's
 #     permissions are what is exercised. It is restarted after the upgrade, as a new Pod would be.
+#   - the admission fence (config/fence), which a bundle cannot carry, is applied first, as the CSV's
+#     description tells an admin to; the manager requires it and provisions nothing without it. Its
+#     ServiceAccount-name match is checked against the serviceAccountName of every CSV in the catalog.
 # test/olm (go test) then subscribes, approves the InstallPlans and checks; see its package comment.
 # Everything started here is stopped on exit, pass or fail.
 #
@@ -145,6 +148,7 @@ run_test() {
   "$REPO_ROOT/hack/catalog.sh" "$STATE/catalog-from" "$PREVIOUS_VERSION" >&2
   "$REPO_ROOT/hack/catalog.sh" "$STATE/catalog-to" "$PREVIOUS_VERSION" "$VERSION" >&2
   "$REPO_ROOT/hack/local-cluster.sh" up
+  apply_fence
 
   olm_dir=$(go -C "$REPO_ROOT/hack/tools/olm" list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
   "${KUBECTL[@]}" apply --server-side -f "$olm_dir/deploy/chart/crds/" >/dev/null
@@ -187,6 +191,43 @@ EOF
   fi
   log "finished in $((SECONDS - t0))s"
   return "$status"
+}
+
+# check_fence_identity fails unless the fence's username regex (the fence matches it, the label guard
+# its negation) matches the ServiceAccount every CSV of the catalog runs the operator under, in any
+# install namespace, and nothing else.
+check_fence_identity() {
+  local fence=$1 regex sa csv
+  regex=$(sed -n "s/.*request\.userInfo\.username\.matches('\([^']*\)').*/\1/p" <<<"$fence" | sort -u)
+  [ -n "$regex" ] && [ "$(wc -l <<<"$regex")" -eq 1 ] || { log "the fence and the label guard must match one username regex, found: $regex"; return 1; }
+  for csv in "$REPO_ROOT"/bundle/manifests/*.clusterserviceversion.yaml "$CATALOG_WORK_DIR"/bundles/*/manifests/*.clusterserviceversion.yaml; do
+    [ -f "$csv" ] || continue
+    for sa in $(sed -n 's/^ *serviceAccountName: *//p' "$csv" | sort -u); do
+      for ns in operators openshift-operators nsclaim-operator-system; do
+        grep -Eq "$regex" <<<"system:serviceaccount:$ns:$sa" ||
+          { log "the fence's username regex $regex does not match system:serviceaccount:$ns:$sa, which $csv runs the operator as"; return 1; }
+      done
+      if grep -Eq "$regex" <<<"system:serviceaccount:operators:$sa-other"; then log "the fence's username regex $regex matches more than $sa"; return 1; fi
+    done
+  done
+}
+
+# apply_fence applies config/fence as an admin would (kustomize build config/fence | kubectl apply
+# --server-side -f -) and waits until the API server enforces it: an admin's dry run of a ServiceAccount
+# labelled as nsclaim's is denied by the label guard.
+apply_fence() {
+  local fence out
+  fence=$("$KUSTOMIZE" build "$REPO_ROOT/config/fence")
+  check_fence_identity "$fence"
+  "${KUBECTL[@]}" apply --server-side -f - <<<"$fence" >/dev/null
+  for _ in $(seq 1 60); do
+    if ! out=$(printf 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: label-guard-probe\n  namespace: default\n  labels: {tenancy.nsclaim.dev/managed-by: nsclaim}\n' |
+      "${KUBECTL[@]}" create --dry-run=server -f - 2>&1) && [[ $out == *label-guard* ]]; then
+      log "the admission fence is applied and enforced"; return 0
+    fi
+    sleep 0.5
+  done
+  log "the admission fence is not enforced: $out"; return 1
 }
 
 case "${1:-}" in
