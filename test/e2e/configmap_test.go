@@ -17,6 +17,7 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -25,9 +26,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,29 +45,12 @@ func requestsNamespace() string {
 	return "nsplease-requests"
 }
 
-// shellPipeline is a CI identity that may only create and delete ConfigMaps and read Secrets in the
-// requests namespace: all the shell protocol needs. It returns the identity's kubeconfig.
+// shellPipeline is a CI identity holding exactly the shipped request-configmaps ClusterRole in the
+// requests namespace (create and get ConfigMaps, get Secrets): all the shell protocol needs. It
+// returns the identity's kubeconfig.
 func shellPipeline(t *testing.T, name string) string {
 	t.Helper()
-	g := NewWithT(t)
-	rq := requestsNamespace()
-	g.Eventually(func() error { return admin.Get(ctx, client.ObjectKey{Name: rq}, &corev1.Namespace{}) }).
-		WithTimeout(30*time.Second).Should(Succeed(), "the operator creates the requests namespace")
-	ns := fmt.Sprintf("%s-%d", name, time.Now().UnixNano()%100000)
-	g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "pipeline", Namespace: ns}}
-	g.Expect(admin.Create(ctx, sa)).To(Succeed())
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: ns, Namespace: rq}, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
-	}}
-	g.Expect(admin.Create(ctx, role)).To(Succeed())
-	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns, Namespace: rq},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ns},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "pipeline", Namespace: ns}}})).To(Succeed())
-	tr := &authenticationv1.TokenRequest{}
-	g.Expect(admin.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
-	return writeKubeconfig(t, tr.Status.Token, rq)
+	return newRequestPipeline(t, name).kubeconfig
 }
 
 // requestAndWait is the shell pipeline: create ConfigMap N, wait for Secret N, read its token.
@@ -132,14 +115,16 @@ func TestShellPipelineUsesTheConfigMapProtocol(t *testing.T) {
 	g.Eventually(gone(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).WithTimeout(90 * time.Second).Should(BeTrue())
 }
 
-func TestShellPipelineDeletesItsRequest(t *testing.T) {
+func TestDeletingARequestDeletesItsNamespace(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	pipe := shellPipeline(t, "shelldel")
 	name := fmt.Sprintf("ci-branch-feature-%d", time.Now().UnixNano()%100000)
 	requestAndWait(t, pipe, name)
-	out, err := kubectl(pipe, "delete", "configmap", name)
-	g.Expect(err).NotTo(HaveOccurred(), out)
+	// Pipelines may not delete requests (another pipeline's included); an admin cleaning up may.
+	out, err := kubectl(pipe, "delete", "configmap", name, "--wait=false")
+	expectForbidden(g, out, err, "a pipeline deleting its request ConfigMap")
+	g.Expect(admin.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: requestsNamespace(), Name: name}})).To(Succeed())
 	g.Eventually(gone(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeTrue())
 	g.Eventually(gone(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: requestsNamespace(), Name: name}})).WithTimeout(30 * time.Second).Should(BeTrue())
 }
@@ -182,11 +167,199 @@ func TestShellRequestsThatAreRefused(t *testing.T) {
 	g.Expect(err).To(HaveOccurred(), "no credentials for a refused request: %s", out)
 	g.Expect(gone(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bad}})()).To(BeTrue())
 
-	// Deleting the refused request leaves the hand-made namespace alone.
-	out, err = kubectl(pipe, "delete", "configmap", handmade)
-	g.Expect(err).NotTo(HaveOccurred(), out)
+	// Deleting the refused request (an admin's job: pipelines may not delete requests) leaves the
+	// hand-made namespace alone.
+	g.Expect(admin.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: rq, Name: handmade}})).To(Succeed())
 	g.Eventually(gone(&tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: rq, Name: handmade}})).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(BeTrue())
 	g.Expect(admin.Get(ctx, client.ObjectKey{Name: handmade}, after)).To(Succeed())
 	g.Expect(after.DeletionTimestamp).To(BeNil())
 	g.Expect(admin.Delete(ctx, after)).To(Succeed())
+}
+
+// --- Attacks by one pipeline on another, and the release flows of the shell operator ---------------
+// Every pipeline below holds exactly the shipped request-configmaps ClusterRole in the requests
+// namespace and uses its own token.
+
+// An attacker pipeline that knows (or guesses) another pipeline's request name cannot delete its
+// request, and with it the other pipeline's namespace.
+func TestPipelineCannotDeleteAnotherPipelinesRequest(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	victim := newRequestPipeline(t, "victim")
+	attacker := newRequestPipeline(t, "attacker")
+	name := requestName("victim")
+	token := requestAndWait(t, victim.kubeconfig, name)
+
+	out, err := kubectl(attacker.kubeconfig, "delete", "configmap", name, "--wait=false")
+	expectForbidden(g, out, err, "deleting another pipeline's request ConfigMap")
+	out, err = kubectl(attacker.kubeconfig, "delete", "secret", name, "--wait=false")
+	expectForbidden(g, out, err, "deleting another pipeline's Secret")
+	out, err = kubectl(attacker.kubeconfig, "annotate", "configmap", name, "x=y")
+	expectForbidden(g, out, err, "changing another pipeline's request ConfigMap")
+	out, err = kubectl(attacker.kubeconfig, "delete", "namespace", name, "--wait=false")
+	expectForbidden(g, out, err, "deleting another pipeline's namespace")
+
+	// The victim's namespace stays: Active, not terminating, and its token keeps working there.
+	g.Consistently(func(g Gomega) {
+		ns := &corev1.Namespace{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Name: name}, ns)).To(Succeed())
+		g.Expect(ns.DeletionTimestamp).To(BeNil())
+		g.Expect(ns.Status.Phase).To(Equal(corev1.NamespaceActive))
+	}).WithTimeout(5 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+	out, err = kubectl(victim.kubeconfig, "--token", token, "-n", name, "get", "pods")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+
+	out, err = kubectl(victim.kubeconfig, "--token", token, "delete", "namespace", name, "--wait=false")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+}
+
+// A pipeline cannot list Events in the requests namespace (they name every request), nor list
+// requests or Secrets.
+func TestPipelineCannotListRequestEvents(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	p := newRequestPipeline(t, "lister")
+	for _, args := range [][]string{
+		{"get", "events"},
+		{"get", "events.events.k8s.io"},
+		{"get", "events", "--field-selector", "involvedObject.kind=ConfigMap"},
+		{"get", "configmaps"},
+		{"get", "secrets"},
+		{"get", "namespaceclaims"},
+	} {
+		out, err := kubectl(p.kubeconfig, args...)
+		expectForbidden(g, out, err, strings.Join(args, " "))
+	}
+	for _, verb := range []string{"list", "watch"} {
+		for _, res := range []string{"events", "configmaps", "secrets"} {
+			out, _ := kubectl(p.kubeconfig, "auth", "can-i", verb, res)
+			g.Expect(strings.TrimSpace(out)).To(Equal("no"), "%s %s", verb, res)
+		}
+	}
+}
+
+// A refused request says why in an annotation of its own ConfigMap, which its pipeline reads with
+// `get`: a name that matches no pattern, a bad token policy, and a refusal of the claim behind it.
+func TestPipelineReadsItsRefusalFromItsConfigMap(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	p := newRequestPipeline(t, "refused")
+	rq := requestsNamespace()
+
+	badName := fmt.Sprintf("feature-%d", time.Now().UnixNano()%10000000)
+	out, err := kubectl(p.kubeconfig, "create", "configmap", badName)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+
+	badPolicy := requestName("policy")
+	out, err = kubectlWithin(ctx, p.kubeconfig, fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  annotations:
+    %s: sometimes
+`, badPolicy, tenancyv1alpha1.TokenPolicyAnnotation), "create", "-f", "-")
+	g.Expect(err).NotTo(HaveOccurred(), out)
+
+	handmade := requestName("handmade")
+	g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: handmade}})).To(Succeed())
+	out, err = kubectl(p.kubeconfig, "create", "configmap", handmade)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	t.Cleanup(func() {
+		for _, n := range []string{badName, badPolicy, handmade} {
+			_ = admin.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: rq, Name: n}})
+		}
+		_ = admin.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: handmade}})
+	})
+
+	for name, reason := range map[string]string{
+		badName:   tenancyv1alpha1.NameNotAllowedReason,
+		badPolicy: tenancyv1alpha1.InvalidTokenPolicyReason,
+		handmade:  tenancyv1alpha1.NamespaceConflictReason,
+	} {
+		g.Eventually(func(g Gomega) {
+			out, err := configMapAnnotation(p.kubeconfig, name, tenancyv1alpha1.RequestRefusalAnnotation)
+			g.Expect(err).NotTo(HaveOccurred(), out)
+			g.Expect(out).To(HavePrefix(reason+": "), "refusal of %s", name)
+		}).WithTimeout(60*time.Second).WithPolling(time.Second).Should(Succeed(), "refusal of %s", name)
+		out, err := kubectl(p.kubeconfig, "get", "secret", name)
+		g.Expect(err).To(HaveOccurred(), "no credentials for a refused request: %s", out)
+	}
+	out, err = configMapAnnotation(p.kubeconfig, badPolicy, tenancyv1alpha1.RequestRefusalAnnotation)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(out).To(ContainSubstring(tenancyv1alpha1.TokenPolicyAnnotation), "the refusal names the annotation to fix")
+}
+
+// The shell operator's own flow (its demo.sh): create the request with kubectl, wait for Secret N,
+// use the token in N (and nowhere else), then release with `kubectl --token $TOKEN delete namespace
+// N` and kubectl's default flags, which wait for the deletion: the command must return.
+func TestPipelineReleasesWithDefaultKubectlFlags(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	p := newRequestPipeline(t, "release")
+	name := requestName("release")
+	token := requestAndWait(t, p.kubeconfig, name)
+
+	out, err := kubectl(p.kubeconfig, "--token", token, "get", "pods", "-n", "default")
+	expectForbidden(g, out, err, "the token in default")
+	g.Eventually(func(g Gomega) {
+		out, err := kubectl(p.kubeconfig, "--token", token, "get", "pods", "-n", name)
+		g.Expect(err).NotTo(HaveOccurred(), out)
+	}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
+
+	releaseWithToken(t, p.kubeconfig, token, name, 60*time.Second)
+	g.Eventually(gone(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeTrue())
+	g.Eventually(gone(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: requestsNamespace(), Name: name}})).WithTimeout(30 * time.Second).Should(BeTrue())
+}
+
+// A pipeline re-run that releases N and asks for N again at once must never be handed the dead
+// token of the old namespace: the first Secret N it sees belongs to the new claim, and its token
+// works in the new namespace N.
+func TestRerunGetsItsOwnSecret(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	p := newRequestPipeline(t, "rerun")
+	rq := requestsNamespace()
+	name := requestName("rerun")
+	token := requestAndWait(t, p.kubeconfig, name)
+	old := &corev1.Secret{}
+	g.Expect(p.client.Get(ctx, client.ObjectKey{Namespace: rq, Name: name}, old)).To(Succeed())
+	oldUID := old.Labels[tenancyv1alpha1.ClaimUIDLabel]
+	g.Expect(oldUID).NotTo(BeEmpty())
+
+	releaseWithToken(t, p.kubeconfig, token, name, 60*time.Second)
+
+	// The re-run asks again as soon as the API server takes the request (the old one is removed
+	// with its namespace).
+	g.Eventually(func(g Gomega) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: rq, Name: name}}
+		err := p.client.Create(ctx, cm)
+		g.Expect(err).NotTo(HaveOccurred())
+	}).WithTimeout(120 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+	// The first Secret N the re-run sees.
+	first := &corev1.Secret{}
+	g.Eventually(func() error {
+		return p.client.Get(ctx, client.ObjectKey{Namespace: rq, Name: name}, first)
+	}).WithTimeout(120 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	firstUID := first.Labels[tenancyv1alpha1.ClaimUIDLabel]
+
+	claim := &tenancyv1alpha1.NamespaceClaim{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: rq, Name: name}, claim)).To(Succeed())
+		g.Expect(string(claim.UID)).NotTo(Equal(oldUID))
+	}).WithTimeout(60 * time.Second).Should(Succeed())
+	g.Expect(firstUID).NotTo(Equal(oldUID), "the re-run was handed the old namespace's Secret")
+	g.Expect(firstUID).To(Equal(string(claim.UID)), "the first Secret N the re-run sees is the new claim's")
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeTrue())
+	}).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(Succeed())
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := kubectlWithin(cctx, p.kubeconfig, "", "--token", secretToken(first), "-n", name, "get", "pods")
+	g.Expect(err).NotTo(HaveOccurred(), "the first token the re-run saw does not work in the new namespace: %s", out)
+
+	out, err = kubectl(p.kubeconfig, "--token", secretToken(first), "delete", "namespace", name, "--wait=false")
+	g.Expect(err).NotTo(HaveOccurred(), out)
 }
