@@ -184,7 +184,11 @@ type classOpt func(*tenancyv1alpha1.NamespaceClass)
 
 func newClass(t *testing.T, opts ...classOpt) *tenancyv1alpha1.NamespaceClass {
 	t.Helper()
-	c := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: uniq("class")}, Spec: tenancyv1alpha1.NamespaceClassSpec{ClusterRole: testRoleName}}
+	// A class without a prefix must select its requesters; this selector selects every namespace, so
+	// the tests that aim at existing names (foreign namespaces) can still use prefix-less classes.
+	every := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpExists}}}
+	c := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: uniq("class")}, Spec: tenancyv1alpha1.NamespaceClassSpec{
+		ClusterRole: testRoleName, Access: tenancyv1alpha1.AccessSpec{RequesterNamespaceSelector: every}}}
 	for _, o := range opts {
 		o(c)
 	}
