@@ -3,13 +3,18 @@
 # own ServiceAccount (nsclaim-operator-system/nsclaim-operator-controller-manager), so the RBAC it
 # ships with is what is exercised, never cluster-admin.
 #
-# Usage: hack/local-operator.sh start|stop|install
-#   install  apply config/local (CRDs, namespace, ServiceAccount, RBAC) with the admin kubeconfig
+# Usage: hack/local-operator.sh start|stop|install|wait-fence STATE
+#   install  apply config/local (CRDs, namespace, ServiceAccount, RBAC) and the admission fence
+#            (config/fence: the fence around the operator and the label guard) with the admin
+#            kubeconfig, and wait until the API server enforces both; the operator requires the fence
+#            (--require-fence) and provisions nothing without it
 #   start    install, then start the manager; waits for /readyz
 #   stop     stop the manager started by start (by saved PID)
+#   wait-fence 'fence=yes|no guard=yes|no'  wait until admission enforces the fence and label guard so
 # Environment: LOCAL_CLUSTER_DIR, APISERVER_PORT (see hack/local-cluster.sh), KUBE_BIN_DIR,
 #   OPERATOR_PROBE_PORT (18081), OPERATOR_METRICS_PORT (18443), OPERATOR_ARGS (extra flags),
-#   MANAGER_BIN (the manager binary; bin/manager).
+#   MANAGER_BIN (the manager binary; bin/manager), FENCE_DIR (the kustomize directory of the fence;
+#   config/fence).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 STATE=$(realpath -m "${LOCAL_CLUSTER_DIR:-$REPO_ROOT/tmp/local-cluster}")
@@ -22,6 +27,7 @@ METRICS_PORT=${OPERATOR_METRICS_PORT:-18443}
 NS=nsclaim-operator-system
 SA=nsclaim-operator-controller-manager
 MANAGER_BIN=${MANAGER_BIN:-$REPO_ROOT/bin/manager}
+FENCE_DIR=${FENCE_DIR:-$REPO_ROOT/config/fence}
 PIDFILE="$STATE/pids/operator.pid"
 LOG="$STATE/logs/operator.log"
 
@@ -29,6 +35,38 @@ install() {
   "$REPO_ROOT/bin/kustomize" build "$REPO_ROOT/config/local" | "$KUBECTL" --kubeconfig "$STATE/kubeconfig" apply --server-side -f - >/dev/null
   "$KUBECTL" --kubeconfig "$STATE/kubeconfig" wait --for condition=established --timeout=60s \
     crd/namespaceclaims.tenancy.nsclaim.dev crd/namespaceclasses.tenancy.nsclaim.dev >/dev/null
+  # The fence goes in before the operator starts, so its start-up writes are fenced too.
+  local fence; fence=$("$REPO_ROOT/bin/kustomize" build "$FENCE_DIR")
+  "$KUBECTL" --kubeconfig "$STATE/kubeconfig" apply --server-side -f - <<<"$fence" >/dev/null
+  # A fence directory without the label guard (an older fence, applied to compare) waits for the fence only.
+  if [[ $fence == *label-guard* ]]; then wait_fence "fence=yes guard=yes"; else wait_fence "fence=yes guard=no"; fi
+}
+
+# fence_probes prints "fence=<yes|no> guard=<yes|no>": whether admission denies the operator's
+# ServiceAccount a ServiceAccount in default (the fence), and an admin a ServiceAccount labelled as
+# nsclaim's (the label guard). Server-side dry runs: admission runs, nothing is stored.
+fence_probes() {
+  local fence=no guard=no out
+  if ! out=$("$KUBECTL" --kubeconfig "$STATE/kubeconfig" --as "system:serviceaccount:$NS:$SA" -n default \
+    create serviceaccount fence-probe --dry-run=server 2>&1); then
+    [[ $out == *ValidatingAdmissionPolicy* ]] && fence=yes
+  fi
+  if ! out=$(printf 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: label-guard-probe\n  namespace: default\n  labels: {tenancy.nsclaim.dev/managed-by: nsclaim}\n' |
+    "$KUBECTL" --kubeconfig "$STATE/kubeconfig" create --dry-run=server -f - 2>&1); then
+    [[ $out == *ValidatingAdmissionPolicy* ]] && guard=yes
+  fi
+  echo "fence=$fence guard=$guard"
+}
+
+# wait_fence STATE waits until fence_probes prints STATE (policies take effect within moments).
+wait_fence() {
+  local got
+  for _ in $(seq 1 60); do
+    got=$(fence_probes)
+    [ "$got" = "$1" ] && return 0
+    sleep 0.5
+  done
+  echo "the admission fence of $FENCE_DIR is not enforced as expected: want $1, got $got" >&2; return 1
 }
 
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null && grep -q manager "/proc/$(cat "$PIDFILE")/cmdline" 2>/dev/null; }
@@ -64,7 +102,8 @@ stop() {
 
 case "${1:-}" in
   install) install ;;
+  wait-fence) wait_fence "${2:?usage: $0 wait-fence 'fence=yes|no guard=yes|no'}" ;;
   start) start ;;
   stop) stop ;;
-  *) echo "usage: $0 install|start|stop" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|wait-fence STATE" >&2; exit 2 ;;
 esac

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make test-security: attacks a fresh local cluster as a compromised nsclaim would (test/security),
 # with the operator's own ServiceAccount token. The operator runs as its own process under the RBAC it
-# ships with (hack/local-operator.sh). Two runs:
-#   1. with the admission fence of config/fence applied: every attack must be denied and change
-#      nothing, and a NamespaceClaim must still become Ready and be cleaned up;
-#   2. with the fence deleted: records which attacks RBAC alone allows (only the attacks RBAC is meant
+# ships with (hack/local-operator.sh), which requires the fence (--require-fence, the default). Two runs:
+#   1. with the admission fence of config/fence applied (the fence and the label guard): every attack
+#      must be denied and change nothing, and a NamespaceClaim must still become Ready and be cleaned up;
+#   2. with the fence deleted: the operator must refuse to provision (Ready=False, FenceNotIntact, no
+#      namespace), and the run records which attacks RBAC alone allows (only the attacks RBAC is meant
 #      to stop are asserted).
 # Prints the table of docs/security.md (also left in $LOCAL_CLUSTER_DIR/security-results/table.md).
 # Uses its own state directory and ports, and stops everything it started, pass or fail.
@@ -13,7 +14,8 @@
 #   (28443), SECURITY_ETCD_CLIENT_PORT (24379), SECURITY_ETCD_PEER_PORT (24380),
 #   SECURITY_CONTROLLER_MANAGER_PORT (22257), SECURITY_OPERATOR_PROBE_PORT (20081),
 #   SECURITY_OPERATOR_METRICS_PORT (20443), MANAGER_BIN (<repo>/bin/manager), KUBE_BIN_DIR,
-#   OPERATOR_ARGS (extra manager flags; the ConfigMap protocol flags are appended).
+#   OPERATOR_ARGS (extra manager flags; the ConfigMap protocol flags and --fence-check-interval 2s are
+#   appended), FENCE_DIR (the kustomize directory of the fence; config/fence).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export LOCAL_CLUSTER_DIR=${SECURITY_CLUSTER_DIR:-$REPO_ROOT/tmp/fence-cluster}
@@ -22,8 +24,10 @@ export ETCD_PEER_PORT=${SECURITY_ETCD_PEER_PORT:-24380} CONTROLLER_MANAGER_PORT=
 export OPERATOR_PROBE_PORT=${SECURITY_OPERATOR_PROBE_PORT:-20081} OPERATOR_METRICS_PORT=${SECURITY_OPERATOR_METRICS_PORT:-20443}
 export KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
 export MANAGER_BIN=${MANAGER_BIN:-$REPO_ROOT/bin/manager}
-# The ConfigMap protocol on, with test/security's class, so its writes go through the fence too.
-export OPERATOR_ARGS="${OPERATOR_ARGS:-} --requests-namespace nsplease-requests --requests-class security"
+# The ConfigMap protocol on, with test/security's class, so its writes go through the fence too; the
+# fence checked every 2s, so the operator notices its removal within moments.
+export OPERATOR_ARGS="${OPERATOR_ARGS:-} --requests-namespace nsplease-requests --requests-class security --fence-check-interval 2s"
+export FENCE_DIR=${FENCE_DIR:-$REPO_ROOT/config/fence}
 KUBECTL=("$KUBE_BIN_DIR/kubectl" --kubeconfig "$LOCAL_CLUSTER_DIR/kubeconfig")
 export KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache"
 RESULTS="$LOCAL_CLUSTER_DIR/security-results"
@@ -35,25 +39,6 @@ cleanup() {
   "$REPO_ROOT/hack/local-cluster.sh" down || true
 }
 trap cleanup EXIT
-
-# fence_enforced prints "yes" when the API server's admission denies the operator a ServiceAccount in
-# default (a server-side dry run, which runs admission and stores nothing), "no" when it allows it.
-fence_enforced() {
-  local out
-  if out=$("$KUBE_BIN_DIR/kubectl" --kubeconfig "$ATTACKER" -n default \
-    create serviceaccount fence-probe --dry-run=server 2>&1); then echo no
-  elif [[ $out == *ValidatingAdmissionPolicy* ]]; then echo yes
-  else echo "unexpected answer to the fence probe: $out" >&2; echo unknown; fi
-}
-
-# wait_fence STATE waits until fence_enforced answers STATE (policies take effect within moments).
-wait_fence() {
-  for _ in $(seq 1 60); do
-    [ "$(fence_enforced)" = "$1" ] && return 0
-    sleep 0.5
-  done
-  echo "the fence did not become enforced=$1" >&2; return 1
-}
 
 # run_suite FENCE runs test/security with NSCLAIM_FENCE=FENCE and prints its summary.
 run_suite() {
@@ -72,13 +57,11 @@ run_suite() {
 
 "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
 "$REPO_ROOT/hack/local-cluster.sh" up
+# install applies the fence (and waits until it is enforced) before the operator starts, so its
+# start-up writes are fenced too.
 "$REPO_ROOT/hack/local-operator.sh" install
 "$REPO_ROOT/hack/local-cluster.sh" sa-kubeconfig nsclaim-operator-system nsclaim-operator-controller-manager 1h > "$ATTACKER"
 mkdir -p "$RESULTS"
-
-# The fence goes in before the operator starts, so its start-up writes are fenced too.
-"$REPO_ROOT/bin/kustomize" build "$REPO_ROOT/config/fence" | "${KUBECTL[@]}" apply --server-side -f - >/dev/null
-wait_fence yes
 "$REPO_ROOT/hack/local-operator.sh" start
 fenced=0; run_suite installed || fenced=$?
 # The operator's own work must never have been denied by the fence.
@@ -87,8 +70,13 @@ if grep -q 'denied request' "$LOCAL_CLUSTER_DIR/logs/operator.log"; then
   fenced=1
 fi
 
-"$REPO_ROOT/bin/kustomize" build "$REPO_ROOT/config/fence" | "${KUBECTL[@]}" delete -f - >/dev/null
-wait_fence no
+"$REPO_ROOT/bin/kustomize" build "$FENCE_DIR" | "${KUBECTL[@]}" delete -f - >/dev/null
+"$REPO_ROOT/hack/local-operator.sh" wait-fence "fence=no guard=no"
+# The operator notices at its next check (every 2s) and stops provisioning.
+for _ in $(seq 1 30); do
+  grep -q 'provisioning is stopped' "$LOCAL_CLUSTER_DIR/logs/operator.log" && break
+  sleep 0.5
+done
 unfenced=0; run_suite absent || unfenced=$?
 
 [ -f "$RESULTS/table.md" ] && { echo; cat "$RESULTS/table.md"; }

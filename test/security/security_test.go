@@ -35,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,6 +63,7 @@ var (
 	ctx      = context.Background()
 	scheme   = runtime.NewScheme()
 	admin    client.Client
+	adminCfg *rest.Config
 	operator client.Client
 	opConfig *rest.Config
 	// mode is "installed" or "absent"; objects made by a run carry it in their names.
@@ -83,7 +85,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	var err error
-	admin, err = newClient(os.Getenv("KUBECONFIG"))
+	adminCfg, err = clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	exitOn(err)
+	admin, err = client.New(adminCfg, client.Options{Scheme: scheme})
 	exitOn(err)
 	opConfig, err = clientcmd.BuildConfigFromFlags("", os.Getenv("NSCLAIM_OPERATOR_KUBECONFIG"))
 	exitOn(err)
@@ -96,15 +100,12 @@ func TestMain(m *testing.M) {
 	if err := admin.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
 		exitOn(err)
 	}
-	os.Exit(m.Run())
-}
-
-func newClient(kubeconfig string) (client.Client, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
+	code := m.Run()
+	if err := recordResults(); err != nil {
+		fmt.Fprintln(os.Stderr, "recording results:", err)
+		code = 1
 	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	os.Exit(code)
 }
 
 func exitOn(err error) {
@@ -128,12 +129,22 @@ func TestFenceState(t *testing.T) {
 	g.Expect(s.Problems).To(ConsistOf(
 		"ValidatingAdmissionPolicy nsclaim-operator-fence is missing",
 		"ValidatingAdmissionPolicyBinding nsclaim-operator-fence is missing",
+		"ValidatingAdmissionPolicy nsclaim-operator-label-guard is missing",
+		"ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard is missing",
 	))
 }
 
-// TestProvisioningWorks: the operator provisions and cleans up a claim as usual, fence or not.
+// TestProvisioningWorks: with the fence, the operator provisions and cleans up a claim as usual.
+// Without it (and the operator requiring it, the default), the claim is refused with FenceNotIntact
+// and no namespace is created.
 func TestProvisioningWorks(t *testing.T) {
 	g := NewWithT(t)
+	if mode == "absent" {
+		claim := refusedForFence(t, "provision-"+mode)
+		g.Expect(admin.Delete(ctx, claim)).To(Succeed())
+		g.Eventually(gone(claim)).WithTimeout(30 * time.Second).Should(BeTrue())
+		return
+	}
 	claim := provision(t, "provision-"+mode)
 	sec := &corev1.Secret{}
 	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: claim.Status.CredentialsSecretName}, sec)).To(Succeed())
@@ -156,6 +167,19 @@ func TestConfigMapProtocolWorks(t *testing.T) {
 		WithTimeout(30*time.Second).Should(Succeed(), "the operator creates the requests namespace")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "nsp-security-" + mode, Namespace: requestsNamespace}}
 	g.Expect(admin.Create(ctx, cm)).To(Succeed())
+	if mode == "absent" {
+		// Without the fence the request's claim is refused and nothing is provisioned.
+		claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: requestsNamespace}}
+		g.Eventually(func(g Gomega) {
+			g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+			ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(tenancyv1alpha1.FenceNotIntactReason))
+		}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(Succeed())
+		g.Expect(gone(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cm.Name}})()).To(BeTrue(), "no namespace is created for the request")
+		g.Expect(admin.Delete(ctx, cm)).To(Succeed())
+		return
+	}
 	g.Eventually(func(g Gomega) {
 		sec := &corev1.Secret{}
 		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(cm), sec)).To(Succeed())
@@ -166,6 +190,33 @@ func TestConfigMapProtocolWorks(t *testing.T) {
 
 	g.Expect(admin.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cm.Name}})).To(Succeed())
 	g.Eventually(gone(cm)).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeTrue())
+}
+
+// refusedForFence creates a claim in a fresh requester namespace while the fence is absent and checks
+// that the operator refuses it with FenceNotIntact and creates no namespace for it.
+func refusedForFence(t *testing.T, requester string) *tenancyv1alpha1.NamespaceClaim {
+	t.Helper()
+	g := NewWithT(t)
+	ensure(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: requester}})
+	claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "ci", Namespace: requester},
+		Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: className}}
+	g.Expect(admin.Create(ctx, claim)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+		ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil(), "claim conditions: %+v", claim.Status.Conditions)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(tenancyv1alpha1.FenceNotIntactReason), "claim conditions: %+v", claim.Status.Conditions)
+	}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(Succeed())
+	// Nothing was provisioned for it: no namespace carries its UID, and it names none.
+	g.Consistently(func(g Gomega) {
+		list := &corev1.NamespaceList{}
+		g.Expect(admin.List(ctx, list, client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: string(claim.UID)})).To(Succeed())
+		g.Expect(list.Items).To(BeEmpty())
+		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+		g.Expect(claim.Status.CredentialsSecretName).To(BeEmpty())
+	}).WithTimeout(5 * time.Second).WithPolling(time.Second).Should(Succeed())
+	return claim
 }
 
 // provision creates a claim in a fresh requester namespace and waits until it is Ready.
@@ -201,6 +252,9 @@ type attack struct {
 	name string
 	// rbacDenies is true where the operator's RBAC alone must deny the attempt.
 	rbacDenies bool
+	// fenceDenies, when set, is the outcome required with the fence installed ("denied by fence" or
+	// "denied by label guard"); otherwise any denial will do.
+	fenceDenies string
 	// do makes the attempt with the operator's client; a non-empty note describes what an allowed
 	// attempt obtained (never the secret itself).
 	do func(op client.Client) (note string, err error)
@@ -217,6 +271,8 @@ func outcome(note string, err error) string {
 		return "allowed: " + note
 	case err == nil:
 		return "allowed"
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), fence.NamePrefix+"label-guard"):
+		return "denied by label guard"
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy"):
 		return "denied by fence"
 	case apierrors.IsForbidden(err):
@@ -230,7 +286,6 @@ func outcome(note string, err error) string {
 // every attempt must be denied and change nothing; without it, the attempts RBAC is meant to stop must
 // still be denied by RBAC, and the rest are recorded.
 func TestAttacksAsTheOperator(t *testing.T) {
-	g := NewWithT(t)
 	victim := "victim-" + mode
 	ensure(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: victim}})
 	victimSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-password", Namespace: victim},
@@ -245,11 +300,9 @@ func TestAttacksAsTheOperator(t *testing.T) {
 	ensure(t, victimBinding)
 	// A ServiceAccount named like the tenants' in kube-system: the token rule's resourceNames match it.
 	ensure(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: tenancyv1alpha1.TenantServiceAccountName, Namespace: metav1.NamespaceSystem}})
-	owned := provision(t, "owner-"+mode)
-	ownedNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: owned.Status.Namespace}}
+	ownedNS := ownedNamespace(t)
 	victimNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: victim}}
 	kubeSystem := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceSystem}}
-	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(ownedNS), ownedNS)).To(Succeed())
 
 	adminBinding := func(ns string) *rbacv1.RoleBinding {
 		return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-pwn-" + mode, Namespace: ns},
@@ -414,7 +467,14 @@ func TestAttacksAsTheOperator(t *testing.T) {
 		kept: []client.Object{victimNS},
 	}}
 
-	results := map[string]string{}
+	runAttacks(t, operator, attacks)
+}
+
+// runAttacks makes each attempt with the client c and records its outcome. With the fence installed
+// every attempt must be denied and change nothing; without it, the attempts RBAC is meant to stop
+// must still be denied by RBAC.
+func runAttacks(t *testing.T, c client.Client, attacks []attack) {
+	t.Helper()
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -423,14 +483,17 @@ func TestAttacksAsTheOperator(t *testing.T) {
 				g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
 				before[o] = o.GetResourceVersion()
 			}
-			got := outcome(a.do(operator))
-			results[a.name] = got
+			got := outcome(a.do(c))
+			record(a.name, got)
 			t.Logf("%s: %s", a.name, got)
 			if a.rbacDenies {
-				g.Expect(got).To(Equal("denied by RBAC"), "the operator's RBAC must not allow this")
+				g.Expect(got).To(Equal("denied by RBAC"), "RBAC must not allow this")
 			}
 			if mode != "installed" {
 				return
+			}
+			if a.fenceDenies != "" {
+				g.Expect(got).To(Equal(a.fenceDenies), "the fence must deny this")
 			}
 			g.Expect(got).To(HavePrefix("denied by "))
 			for _, o := range a.kept {
@@ -445,38 +508,84 @@ func TestAttacksAsTheOperator(t *testing.T) {
 			}
 		})
 	}
-	recordResults(t, attacks, results)
 }
 
-func sa(ns string) *corev1.ServiceAccount {
-	return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-pwn-" + mode, Namespace: ns}}
+// ownedNamespace returns a namespace nsclaim owns: with the fence, one provisioned for a claim;
+// without it (the operator then provisions nothing) a stand-in labelled as nsclaim's by the admin.
+// Made once per run.
+func ownedNamespace(t *testing.T) *corev1.Namespace {
+	t.Helper()
+	g := NewWithT(t)
+	if ownedName == "" {
+		if mode == "installed" {
+			ownedName = provision(t, "owner-"+mode).Status.Namespace
+		} else {
+			ownedName = "owned-" + mode
+			ensure(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ownedName, Labels: map[string]string{
+				tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: "stand-in",
+				tenancyv1alpha1.ClaimNamespaceLabel: "stand-in", "pod-security.kubernetes.io/enforce": "restricted",
+			}}})
+		}
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ownedName}}
+	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(ns), ns)).To(Succeed())
+	return ns
+}
+
+// ownedName is the namespace ownedNamespace made.
+var ownedName string
+
+var (
+	resultsMu sync.Mutex
+	// results are this run's outcomes by attempt, in the order they were made.
+	results     = map[string]string{}
+	resultOrder []string
+)
+
+// record notes the outcome of one attempt for the results file and table.
+func record(name, got string) {
+	resultsMu.Lock()
+	defer resultsMu.Unlock()
+	if _, seen := results[name]; !seen {
+		resultOrder = append(resultOrder, name)
+	}
+	results[name] = got
 }
 
 // recordResults writes this run's outcomes to NSCLAIM_SECURITY_RESULTS/<mode>.json and, once both
-// runs are there, the table of docs/security.md to table.md.
-func recordResults(t *testing.T, attacks []attack, results map[string]string) {
+// runs are there, the table of docs/security.md to table.md (rows in this run's order).
+func recordResults() error {
 	dir := os.Getenv("NSCLAIM_SECURITY_RESULTS")
-	if dir == "" {
-		return
+	if dir == "" || len(results) == 0 {
+		return nil
 	}
-	g := NewWithT(t)
 	data, err := json.MarshalIndent(results, "", "  ")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(os.WriteFile(filepath.Join(dir, mode+".json"), data, 0o644)).To(Succeed())
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, mode+".json"), data, 0o644); err != nil {
+		return err
+	}
 	runs := map[string]map[string]string{}
 	for _, m := range []string{"absent", "installed"} {
 		data, err := os.ReadFile(filepath.Join(dir, m+".json"))
 		if err != nil {
-			return
+			return nil
 		}
 		run := map[string]string{}
-		g.Expect(json.Unmarshal(data, &run)).To(Succeed())
+		if err := json.Unmarshal(data, &run); err != nil {
+			return err
+		}
 		runs[m] = run
 	}
 	var b strings.Builder
-	b.WriteString("| Attempt by the operator's ServiceAccount | RBAC alone | RBAC and fence |\n|---|---|---|\n")
-	for _, a := range attacks {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", a.name, runs["absent"][a.name], runs["installed"][a.name])
+	b.WriteString("| Attempt (by the operator's ServiceAccount, unless it names another identity) | RBAC alone | RBAC and fence |\n|---|---|---|\n")
+	for _, name := range resultOrder {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, runs["absent"][name], runs["installed"][name])
 	}
-	g.Expect(os.WriteFile(filepath.Join(dir, "table.md"), []byte(b.String()), 0o644)).To(Succeed())
+	return os.WriteFile(filepath.Join(dir, "table.md"), []byte(b.String()), 0o644)
+}
+
+func sa(ns string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-pwn-" + mode, Namespace: ns}}
 }
