@@ -143,6 +143,12 @@ func startManager() {
 	if err != nil {
 		panic(err)
 	}
+	if err := (&OrphanReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim")}).SetupWithManager(mgr); err != nil {
+		panic(err)
+	}
+	if err := (&NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		panic(err)
+	}
 	cr := &ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}
 	if err := cr.SetupWithManager(mgr); err != nil {
 		panic(err)

@@ -1,0 +1,121 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
+
+func TestFenceDecision(t *testing.T) {
+	tests := []struct {
+		name    string
+		checked bool
+		problem string
+		want    string
+	}{
+		{"not checked yet", false, "", tenancyv1alpha1.PendingReason},
+		{"missing", true, "policy nsclaim-operator-fence not found", tenancyv1alpha1.FenceNotIntactReason},
+		{"intact", true, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := fenceDecision(tt.checked, tt.problem)
+			switch {
+			case tt.want == "" && got != nil:
+				t.Fatalf("got %v, want none", got)
+			case tt.want != "" && (got == nil || got.Reason != tt.want):
+				t.Fatalf("got %v, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBlocksRepair(t *testing.T) {
+	for reason, want := range map[string]bool{
+		tenancyv1alpha1.ClassNotFoundReason:          true,
+		tenancyv1alpha1.ClusterRoleNotBindableReason: true,
+		tenancyv1alpha1.FenceNotIntactReason:         true,
+		tenancyv1alpha1.PendingReason:                true,
+		tenancyv1alpha1.TTLExceedsMaximumReason:      false,
+		tenancyv1alpha1.LabelNotAllowedReason:        false,
+		tenancyv1alpha1.InvalidTokenPolicyReason:     false,
+		tenancyv1alpha1.ClassNotAllowedReason:        false,
+	} {
+		if got := blocksRepair(reason); got != want {
+			t.Errorf("blocksRepair(%s) = %v, want %v", reason, got, want)
+		}
+	}
+}
+
+func TestBoundRoleField(t *testing.T) {
+	class := &tenancyv1alpha1.NamespaceClass{Spec: tenancyv1alpha1.NamespaceClassSpec{ClusterRole: "edit",
+		ExtraRoleBindings: []tenancyv1alpha1.ExtraRoleBinding{{Name: "a", ClusterRole: "view"}, {Name: "b", ClusterRole: "cluster-admin"}}}}
+	d := provision.Build("ns", provision.Owner{Namespace: "r", Name: "c", UID: "u"}, class, nil)
+	fields := provision.ClusterRoleFields(class)
+	for name, want := range map[string]string{
+		provision.TenantRoleBindingName:        "spec.clusterRole",
+		provision.ExtraRoleBindingPrefix + "a": "spec.extraRoleBindings[0].clusterRole",
+		provision.ExtraRoleBindingPrefix + "b": "spec.extraRoleBindings[1].clusterRole",
+		provision.ReleaseRoleName:              "",
+	} {
+		var rb *rbacv1.RoleBinding
+		for _, b := range d.RoleBindings {
+			if b.Name == name {
+				rb = b
+			}
+		}
+		if rb == nil {
+			t.Fatalf("no RoleBinding %s", name)
+		}
+		f, ok := boundRoleField(rb, d.RoleBindings, fields)
+		if want == "" {
+			if ok {
+				t.Errorf("%s: got field %s, want none (it binds a Role)", name, f.Field)
+			}
+			continue
+		}
+		if !ok || f.Field != want {
+			t.Errorf("%s: got %q, want %q", name, f.Field, want)
+		}
+	}
+}
+
+func TestClassRefusal(t *testing.T) {
+	class := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	set := func(gen int64, status metav1.ConditionStatus, reason string) {
+		class.Status.ObservedGeneration = gen
+		class.Status.Conditions = []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: status, Reason: reason, Message: "m"}}
+	}
+	set(2, metav1.ConditionFalse, tenancyv1alpha1.ClusterRoleNotBindableReason)
+	if r := classRefusal(class); r == nil || r.Reason != tenancyv1alpha1.ClusterRoleNotBindableReason {
+		t.Errorf("current False status: got %v", r)
+	}
+	set(1, metav1.ConditionFalse, tenancyv1alpha1.ClusterRoleNotBindableReason)
+	if r := classRefusal(class); r != nil {
+		t.Errorf("stale status refuses: %v", r)
+	}
+	set(2, metav1.ConditionTrue, tenancyv1alpha1.ValidReason)
+	if r := classRefusal(class); r != nil {
+		t.Errorf("True status refuses: %v", r)
+	}
+}
