@@ -41,6 +41,9 @@ const (
 	ExtraRoleBindingPrefix = "nsclaim-"
 )
 
+// clusterRoleKind is the roleRef kind of a binding to a ClusterRole.
+const clusterRoleKind = "ClusterRole"
+
 // Pod Security Admission label keys.
 const (
 	psaEnforce = "pod-security.kubernetes.io/enforce"
@@ -97,13 +100,13 @@ func OwnerFromMarks(obj metav1.Object) (Owner, bool) {
 
 // Desired is everything nsclaim keeps in and on one namespace.
 type Desired struct {
-	Namespace         *corev1.Namespace
-	ServiceAccount    *corev1.ServiceAccount
-	ReleaseRole       *rbacv1.Role
-	RoleBindings      []*rbacv1.RoleBinding
-	ResourceQuota     *corev1.ResourceQuota
-	LimitRange        *corev1.LimitRange
-	NetworkPolicy     *networkingv1.NetworkPolicy
+	Namespace      *corev1.Namespace
+	ServiceAccount *corev1.ServiceAccount
+	ReleaseRole    *rbacv1.Role
+	RoleBindings   []*rbacv1.RoleBinding
+	ResourceQuota  *corev1.ResourceQuota
+	LimitRange     *corev1.LimitRange
+	NetworkPolicy  *networkingv1.NetworkPolicy
 	// NamespaceWatcher and NamespaceWatcherBinding let the tenant get, list and watch its own
 	// Namespace object by name, cluster-scoped (a list or watch of namespaces is not namespaced, so a
 	// Role inside the namespace cannot grant it): `kubectl delete namespace <own>` then waits for the
@@ -111,8 +114,8 @@ type Desired struct {
 	NamespaceWatcher        *rbacv1.ClusterRole
 	NamespaceWatcherBinding *rbacv1.ClusterRoleBinding
 	TenantUser              string
-	TenantGroups      []string
-	TenantClusterRole string
+	TenantGroups            []string
+	TenantClusterRole       string
 }
 
 // Build returns the desired state of namespace name for owner, from class and the claim's extra labels.
@@ -148,7 +151,7 @@ func desiredNamespaceWatcher(ns string, o Owner) (*rbacv1.ClusterRole, *rbacv1.C
 	}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: meta(name, "", o),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: clusterRoleKind, Name: name},
 		Subjects:   []rbacv1.Subject{tenantSubject(ns)},
 	}
 	return role, binding
@@ -217,7 +220,7 @@ func tenantSubject(ns string) rbacv1.Subject {
 func desiredRoleBindings(ns string, o Owner, class *tenancyv1alpha1.NamespaceClass) []*rbacv1.RoleBinding {
 	tenant := &rbacv1.RoleBinding{
 		ObjectMeta: meta(TenantRoleBindingName, ns, o),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleOf(class)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: clusterRoleKind, Name: clusterRoleOf(class)},
 		Subjects:   []rbacv1.Subject{tenantSubject(ns)},
 	}
 	release := &rbacv1.RoleBinding{
@@ -230,7 +233,7 @@ func desiredRoleBindings(ns string, o Owner, class *tenancyv1alpha1.NamespaceCla
 	for _, x := range class.Spec.ExtraRoleBindings {
 		out = append(out, &rbacv1.RoleBinding{
 			ObjectMeta: meta(ExtraRoleBindingPrefix+x.Name, ns, o),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: x.ClusterRole},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: clusterRoleKind, Name: x.ClusterRole},
 			Subjects:   append([]rbacv1.Subject(nil), x.Subjects...),
 		})
 	}

@@ -157,7 +157,8 @@ type ClusterRoleField struct {
 
 // ClusterRoleFields lists every ClusterRole a class binds, with the field that names it.
 func ClusterRoleFields(class *tenancyv1alpha1.NamespaceClass) []ClusterRoleField {
-	out := []ClusterRoleField{{Field: "spec.clusterRole", Name: clusterRoleOf(class)}}
+	out := make([]ClusterRoleField, 0, 1+len(class.Spec.ExtraRoleBindings))
+	out = append(out, ClusterRoleField{Field: "spec.clusterRole", Name: clusterRoleOf(class)})
 	for i, x := range class.Spec.ExtraRoleBindings {
 		out = append(out, ClusterRoleField{Field: fmt.Sprintf("spec.extraRoleBindings[%d].clusterRole", i), Name: x.ClusterRole})
 	}
