@@ -19,6 +19,7 @@ package access
 import (
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -65,7 +66,7 @@ func TestChecks(t *testing.T) {
 	}
 }
 
-func TestResultOKAndSummary(t *testing.T) {
+func TestResultOK(t *testing.T) {
 	r := Result{}
 	if !r.OK() {
 		t.Error("an empty result is not OK")
@@ -73,5 +74,42 @@ func TestResultOKAndSummary(t *testing.T) {
 	r.Excess = []Failure{{Check: Check{}}}
 	if r.OK() {
 		t.Error("a result with excess permissions is OK")
+	}
+	r = Result{Missing: []Failure{{Check: Check{Allowed: true}}}}
+	if r.OK() {
+		t.Error("a result with missing permissions is OK")
+	}
+}
+
+func TestSummary(t *testing.T) {
+	failure := func(verb, resource, ns string) Failure {
+		return Failure{Check: Check{Attributes: authorizationv1.ResourceAttributes{Verb: verb, Resource: resource, Namespace: ns}},
+			Reason: "not written into the summary"}
+	}
+	three := []Failure{
+		failure("get", "secrets", "kube-system"),
+		failure("create", "pods", "default"),
+		failure("create", "namespaces", ""),
+	}
+	for _, tc := range []struct {
+		name string
+		fs   []Failure
+		max  int
+		want string
+	}{
+		{"no failures", nil, 3, ""},
+		{"no failures, no room", []Failure{}, 0, ""},
+		{"one", three[:1], 3, "get secrets in namespace kube-system"},
+		{"all fit", three, 3, "get secrets in namespace kube-system; create pods in namespace default; create namespaces cluster-wide"},
+		{"room for more", three, 5, "get secrets in namespace kube-system; create pods in namespace default; create namespaces cluster-wide"},
+		{"cut after one", three, 1, "get secrets in namespace kube-system; and 2 more"},
+		{"cut after two", three, 2, "get secrets in namespace kube-system; create pods in namespace default; and 1 more"},
+		{"none listed", three, 0, "and 3 more"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Summary(tc.fs, tc.max); got != tc.want {
+				t.Errorf("Summary(%d failures, %d) = %q, want %q", len(tc.fs), tc.max, got, tc.want)
+			}
+		})
 	}
 }
