@@ -160,6 +160,9 @@ const (
 	// RequestsNamespaceNotAllowedReason: the ConfigMap protocol's requests namespace exists but was
 	// neither created by the operator nor labelled for the protocol by an admin.
 	RequestsNamespaceNotAllowedReason = "RequestsNamespaceNotAllowed"
+	// TokenRevokedReason: the ServiceAccount of an only-once token was recreated, so the token is dead
+	// and, by the claim's policy, not issued again.
+	TokenRevokedReason = "TokenRevoked"
 	// ValidReason: the Ready condition of a NamespaceClass whose ClusterRoles the operator may bind and
 	// whose Pod Security level is allowed.
 	ValidReason = "Valid"
@@ -188,6 +191,7 @@ var RefusalReasons = []string{
 	ClusterRoleNotBindableReason,
 	PodSecurityNotAllowedReason,
 	FenceNotIntactReason,
+	TokenRevokedReason,
 }
 
 // IsRefusalReason reports whether reason is one of RefusalReasons.

@@ -82,7 +82,7 @@ func (r *OrphanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, fmt.Errorf("deleting orphaned namespace %s: %w", ns.Name, err)
 	}
 	monitoring.OrphanDeleted()
-	logf.FromContext(ctx).Info("Deleted a namespace whose claim no longer exists", "namespace", klog.KObj(ns), "claim", key, "claimUID", owner.UID)
+	logf.FromContext(ctx).Info("Deleted a namespace whose claim no longer exists", "claimNamespace", klog.KObj(ns), "claim", key, "claimUID", owner.UID)
 	if r.Recorder != nil {
 		r.Recorder.Eventf(ns, nil, corev1.EventTypeWarning, tenancyv1alpha1.OrphanedNamespaceReason, "Delete",
 			"NamespaceClaim %s (UID %s) no longer exists; its namespace is deleted", key, owner.UID)

@@ -76,6 +76,9 @@ type NamespaceClaimReconciler struct {
 	// provisioned remembers the UIDs of claims whose first Ready this process observed, so a reconcile
 	// of a stale cached copy (the status write has not reached the cache yet) does not observe it again.
 	provisioned sync.Map
+	// selfTestFailures counts, per claim UID, the self-tests that failed in a row (missing or excess
+	// permissions that were not waiting for new RoleBindings), for the retry backoff.
+	selfTestFailures sync.Map
 
 	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
 	// --require-fence=false, and envtest).

@@ -41,6 +41,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	claim := s.claim
 	r.credentialsChecked.Delete(claim.UID)
 	r.provisioned.Delete(claim.UID)
+	r.selfTestFailures.Delete(claim.UID)
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}

@@ -18,6 +18,7 @@ package controller
 
 import (
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,5 +118,15 @@ func TestClassRefusal(t *testing.T) {
 	set(2, metav1.ConditionTrue, tenancyv1alpha1.ValidReason)
 	if r := classRefusal(class); r != nil {
 		t.Errorf("True status refuses: %v", r)
+	}
+}
+
+func TestSelfTestDelay(t *testing.T) {
+	for n, want := range map[int]time.Duration{
+		1: 2 * time.Second, 2: 4 * time.Second, 3: 8 * time.Second, 8: 256 * time.Second, 9: 5 * time.Minute, 50: 5 * time.Minute,
+	} {
+		if got := selfTestDelay(n); got != want {
+			t.Errorf("selfTestDelay(%d) = %s, want %s", n, got, want)
+		}
 	}
 }

@@ -167,7 +167,7 @@ func (r *NamespaceClaimReconciler) deleteOwnedNamespace(ctx context.Context, s *
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting namespace %s: %w", name, err)
 		}
-		logf.FromContext(ctx).Info("Deleted namespace", "namespace", klog.KObj(ns))
+		logf.FromContext(ctx).Info("Deleted namespace", "claimNamespace", klog.KObj(ns))
 		s.terminating = "deletion requested"
 		return nil
 	}
@@ -218,7 +218,7 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 		ns = want.DeepCopy()
 		err := r.Create(ctx, ns, client.FieldOwner(FieldOwner))
 		if err == nil {
-			logf.FromContext(ctx).Info("Created namespace", "namespace", klog.KObj(ns))
+			logf.FromContext(ctx).Info("Created namespace", "claimNamespace", klog.KObj(ns))
 			s.repaired++
 			return r.holdNamespace(s, ns)
 		}
@@ -301,7 +301,7 @@ func (r *NamespaceClaimReconciler) release(ctx context.Context, s *claimScope) e
 	if err := r.Delete(ctx, s.claim, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting released claim: %w", err)
 	}
-	logf.FromContext(ctx).Info("Namespace released by its tenant; deleted the claim", "namespace", s.desired.Namespace.Name)
+	logf.FromContext(ctx).Info("Namespace released by its tenant; deleted the claim", "claimNamespace", s.desired.Namespace.Name)
 	return nil
 }
 
@@ -429,14 +429,21 @@ func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *
 	claim := s.claim
 	name := credentialsSecretName(claim)
 	rec := tokenRecord(claim)
-	if s.tokenOnce && rec != nil && claim.Status.CredentialsSecretName == name {
-		s.credentialsReady = true
-		return nil
-	}
 	ns := s.desired.Namespace.Name
 	sa := &corev1.ServiceAccount{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
 		return fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
+	}
+	if s.tokenOnce && rec != nil && claim.Status.CredentialsSecretName == name {
+		if rec.ServiceAccountUID != "" && rec.ServiceAccountUID != string(sa.UID) {
+			// The ServiceAccount was recreated: the only token this claim gets is dead, and none is
+			// issued again.
+			s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.TokenRevokedReason, Message: fmt.Sprintf(
+				"ServiceAccount %s/%s was recreated, so the only-once token no longer works and is not issued again: delete the claim and ask again", ns, sa.Name)}
+			return nil
+		}
+		s.credentialsReady = true
+		return nil
 	}
 	// In steady state (a Ready claim where nothing was repaired) the record is trusted without asking
 	// the API server, except once every CredentialsCheckInterval: a Secret deleted behind the
@@ -667,6 +674,14 @@ func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *cla
 	s.selfTest = &res
 	if len(res.Excess) > 0 || (len(res.Missing) > 0 && s.repaired == 0) {
 		monitoring.SelfTestFailed(s.class.Name)
+		n := 1
+		if v, ok := r.selfTestFailures.Load(s.claim.UID); ok {
+			n = v.(int) + 1
+		}
+		r.selfTestFailures.Store(s.claim.UID, n)
+		s.selfTestBackoff = selfTestDelay(n)
+	} else if res.OK() {
+		r.selfTestFailures.Delete(s.claim.UID)
 	}
 	return nil
 }

@@ -36,8 +36,11 @@ const (
 	fencePendingPoll = 2 * time.Second
 	// fencePoll re-checks a claim held back because the admission fence is missing or altered.
 	fencePoll = 15 * time.Second
-	// selfTestRetry retries a failed self-test (RBAC changes reach the authorizer asynchronously).
+	// selfTestRetry retries a self-test that waits for new RoleBindings to reach the authorizer.
 	selfTestRetry = 2 * time.Second
+	// selfTestMaxBackoff caps the backoff of a self-test that failed (missing or excess permissions):
+	// those need a person to change RBAC, so they are not retried every few seconds.
+	selfTestMaxBackoff = 5 * time.Minute
 )
 
 // claimScope carries what one reconcile of a claim learned. Phases record facts here; setConditions
@@ -85,6 +88,8 @@ type claimScope struct {
 	selfTest *access.Result
 	// selfTestSkipped is set when a previous self-test still holds (nothing changed since).
 	selfTestSkipped bool
+	// selfTestBackoff is when to retry a self-test that failed; zero unless it failed.
+	selfTestBackoff time.Duration
 }
 
 // held reports whether the claim holds a namespace (recorded in its status).
@@ -128,7 +133,17 @@ func (s *claimScope) requeueAfter() time.Duration {
 		soon(refusalPoll)
 	}
 	if s.selfTest != nil && !s.selfTest.OK() {
-		soon(selfTestRetry)
+		soon(max(s.selfTestBackoff, selfTestRetry))
 	}
 	return next
+}
+
+// selfTestDelay is the wait before retrying a self-test that failed for the n-th time in a row (n >= 1):
+// doubling from selfTestRetry up to selfTestMaxBackoff.
+func selfTestDelay(n int) time.Duration {
+	d := selfTestRetry
+	for i := 1; i < n && d < selfTestMaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, selfTestMaxBackoff)
 }

@@ -70,7 +70,7 @@ func setConditions(s *claimScope, err error) {
 		return
 	case s.refusal != nil:
 		t := tenancyv1alpha1.NamespaceReadyCondition
-		if s.refusal.Reason == tenancyv1alpha1.SecretConflictReason {
+		if s.refusal.Reason == tenancyv1alpha1.SecretConflictReason || s.refusal.Reason == tenancyv1alpha1.TokenRevokedReason {
 			t = tenancyv1alpha1.CredentialsReadyCondition
 		}
 		set(t, false, s.refusal.Reason, s.refusal.Message)
