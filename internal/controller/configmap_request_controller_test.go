@@ -72,6 +72,7 @@ func requestEvents(g Gomega, cm *corev1.ConfigMap) []corev1.Event {
 }
 
 func TestConfigMapRequestProvisionsNamespaceAndSecret(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	name := fmt.Sprintf("ci-branch-feature-%d", nameSeq.Add(1))
@@ -116,6 +117,7 @@ func TestConfigMapRequestProvisionsNamespaceAndSecret(t *testing.T) {
 }
 
 func TestConfigMapRequestWithForeignNameGetsAWarningAndNothingElse(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	bad := newRequest(t, fmt.Sprintf("hello-%d", nameSeq.Add(1)), nil)
@@ -154,6 +156,7 @@ func TestConfigMapRequestWithForeignNameGetsAWarningAndNothingElse(t *testing.T)
 }
 
 func TestConfigMapRequestForAForeignNamespaceTouchesNothing(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	name := fmt.Sprintf("ci-branch-handmade-%d", nameSeq.Add(1))
@@ -188,6 +191,7 @@ func refusalOf(cm *corev1.ConfigMap) func(g Gomega) string {
 
 // A refusal written on a request is removed once its claim is Ready.
 func TestConfigMapRequestRefusalIsClearedWhenReady(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	name := fmt.Sprintf("nsp-cleared-%d", nameSeq.Add(1))
@@ -203,6 +207,7 @@ func TestConfigMapRequestRefusalIsClearedWhenReady(t *testing.T) {
 }
 
 func TestConfigMapRequestTokenOnlyOnce(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	name := fmt.Sprintf("nsp-once-%d", nameSeq.Add(1))
@@ -271,6 +276,7 @@ func namespaceEvents(g Gomega, ns *corev1.Namespace) []corev1.Event {
 // existing namespace without the label (or a namespace provisioned for a claim, i.e. squatted) is not
 // served; labelling it turns the protocol on without a restart.
 func TestRequestsNamespaceMustBeLabelled(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	requestsClassOnce.Do(func() {

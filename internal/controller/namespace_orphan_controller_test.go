@@ -33,6 +33,7 @@ import (
 // operator deletes it (envtest has no namespace controller: the deletion is requested, the namespace
 // stays Terminating).
 func TestOrphanedNamespaceIsDeleted(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t, withPrefix("orphan-"))
@@ -51,6 +52,7 @@ func TestOrphanedNamespaceIsDeleted(t *testing.T) {
 // A namespace that carries the marks of a claim that still exists is never deleted by the sweep, and
 // neither is one without the marks.
 func TestLiveClaimsNamespaceIsNotAnOrphan(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t, withPrefix("alive-"))

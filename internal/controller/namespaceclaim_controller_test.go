@@ -56,6 +56,7 @@ func fullClass() classOpt {
 }
 
 func TestProvisionsNamespaceChildrenAndCredentials(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t, withPrefix("ci-"), fullClass(), withAllowedLabels("branch"))
@@ -133,6 +134,7 @@ func TestProvisionsNamespaceChildrenAndCredentials(t *testing.T) {
 }
 
 func TestRestoresDriftedAndDeletedChildren(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t, fullClass())
@@ -202,6 +204,7 @@ func foreignNamespaceCase(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim, t
 }
 
 func TestNeverTouchesForeignNamespaces(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	t.Run("kube-system", func(t *testing.T) {
 		t.Parallel()
@@ -239,6 +242,7 @@ func TestNeverTouchesForeignNamespaces(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	cases := []struct {
 		name   string
@@ -285,6 +289,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestSecretConflictLeavesForeignSecret(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t)
@@ -301,6 +306,7 @@ func TestSecretConflictLeavesForeignSecret(t *testing.T) {
 }
 
 func TestDefaultClassAndAmbiguity(t *testing.T) {
+	requireEnvtest(t)
 	// Not parallel: default classes are cluster-wide.
 	g := NewWithT(t)
 	def := newClass(t, asDefault())
@@ -318,6 +324,7 @@ func TestDefaultClassAndAmbiguity(t *testing.T) {
 }
 
 func TestExcessPermissionsAreNeverReady(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t)
@@ -346,6 +353,7 @@ func TestExcessPermissionsAreNeverReady(t *testing.T) {
 }
 
 func TestDeletingClaimDeletesItsNamespace(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t)
@@ -361,6 +369,7 @@ func TestDeletingClaimDeletesItsNamespace(t *testing.T) {
 }
 
 func TestQuietWhenNothingChanges(t *testing.T) {
+	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t, fullClass())

@@ -32,6 +32,7 @@ import (
 // TestRestartRenewalExtensionAndExpiry moves the injected clock, so it does not run in parallel with
 // other tests (Go runs it before every parallel test) and puts the clock back when done.
 func TestRestartRenewalExtensionAndExpiry(t *testing.T) {
+	requireEnvtest(t)
 	g := NewWithT(t)
 	start := time.Now()
 	testClock.SetTime(start)
@@ -101,6 +102,7 @@ func TestRestartRenewalExtensionAndExpiry(t *testing.T) {
 }
 
 func TestDeletedSecretIsRestoredByThePeriodicCheck(t *testing.T) {
+	requireEnvtest(t)
 	// Not parallel: it moves the shared clock.
 	g := NewWithT(t)
 	start := time.Now()

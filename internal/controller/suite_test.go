@@ -70,32 +70,36 @@ var (
 	nameSeq   atomic.Int64
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
-		os.Exit(1)
+// envtestUnavailable says why the envtest suite cannot run (KUBEBUILDER_ASSETS unset, or the control
+// plane did not start); empty when it runs. The pure tests of the package run either way.
+var envtestUnavailable string
+
+// requireEnvtest skips the calling test when the envtest control plane is not running, with the reason
+// naming KUBEBUILDER_ASSETS, or fails it when NSCLAIM_REQUIRE_ENVTEST is set (make test-unit sets it,
+// so that a control plane that does not start fails CI instead of skipping the suite). Every test that
+// talks to the API server calls it first.
+func requireEnvtest(t *testing.T) {
+	t.Helper()
+	if envtestUnavailable == "" {
+		return
 	}
+	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
+		t.Fatal(envtestUnavailable)
+	}
+	t.Skip(envtestUnavailable)
+}
+
+// TestMain starts envtest's kube-apiserver and etcd with the generated CRDs and the manager, runs the
+// tests and stops them. Without KUBEBUILDER_ASSETS, or if the control plane does not start, it runs
+// the tests anyway: the envtest tests skip themselves (requireEnvtest) and the pure ones run.
+func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	var err error
-	if cfg, err = testEnv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "starting envtest:", err)
-		os.Exit(1)
-	}
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, "client:", err)
-		os.Exit(1)
-	}
-	// envtest has no kube-controller-manager to aggregate the built-in edit, view and admin roles, so
-	// they are empty here; classes in this suite bind a role with explicit rules instead.
-	if err := k8s.Create(context.Background(), testRole()); err != nil {
-		fmt.Fprintln(os.Stderr, "creating test ClusterRole:", err)
-		os.Exit(1)
+	if err := startEnvtest(); err != nil {
+		envtestUnavailable = err.Error()
+		fmt.Fprintln(os.Stderr, "envtest tests skipped:", envtestUnavailable)
+		os.Exit(m.Run())
 	}
 	startManager()
 	code := m.Run()
@@ -104,6 +108,36 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 	}
 	os.Exit(code)
+}
+
+// startEnvtest starts the control plane in KUBEBUILDER_ASSETS with the generated CRDs, sets cfg and
+// k8s, and creates testRole. It stops what it started if a later step fails.
+func startEnvtest() error {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		return fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
+	}
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	if cfg, err = testEnv.Start(); err != nil {
+		return fmt.Errorf("the control plane in KUBEBUILDER_ASSETS=%s did not start: %w", assets, err)
+	}
+	stop := func(err error) error {
+		_ = testEnv.Stop()
+		return err
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return stop(fmt.Errorf("client for the control plane in KUBEBUILDER_ASSETS=%s: %w", assets, err))
+	}
+	// envtest has no kube-controller-manager to aggregate the built-in edit, view and admin roles, so
+	// they are empty here; classes in this suite bind a role with explicit rules instead.
+	if err := k8s.Create(context.Background(), testRole()); err != nil {
+		return stop(fmt.Errorf("creating test ClusterRole in the control plane of KUBEBUILDER_ASSETS=%s: %w", assets, err))
+	}
+	return nil
 }
 
 func zapLevel() zapcore.Level {
