@@ -1,0 +1,437 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package invariants checks, over a whole cluster and through an uncached client, the properties
+// nsclaim keeps whatever happens to it: no namespace or child without its claim, no claim with two
+// namespaces, no credentials Secret without its claim; and, once every claim has settled, exactly the
+// objects each claim's class asks for and a token that authenticates as the claim's tenant. The chaos
+// test (test/bench) runs it after every scenario.
+package invariants
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
+
+// Options select the checks that hold only once every claim has settled.
+type Options struct {
+	// Settled adds the checks that hold when every claim of the cluster is valid and has had time to
+	// be provisioned: every claim is Ready and holds exactly one namespace, the one in its status, not
+	// terminating; that namespace holds exactly the children the claim's class asks for; the claim has
+	// exactly one credentials Secret, the one named in its status, and its token was issued for the
+	// live tenant ServiceAccount; and no ServiceAccount named nsclaim-tenant lives elsewhere.
+	Settled bool
+	// Tokens adds a TokenReview of every claim's credentials: the token must authenticate as the tenant
+	// ServiceAccount of the claim's namespace. The token is never printed. Needs Settled.
+	Tokens bool
+}
+
+// maxViolations bounds the violations listed; the rest are counted.
+const maxViolations = 30
+
+// Kinds of the children, as named in violations.
+const (
+	kindServiceAccount = "ServiceAccount"
+	kindRole           = "Role"
+	kindRoleBinding    = "RoleBinding"
+	kindResourceQuota  = "ResourceQuota"
+	kindLimitRange     = "LimitRange"
+	kindNetworkPolicy  = "NetworkPolicy"
+)
+
+// managed selects the objects that carry nsclaim's managed-by label.
+var managed = client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
+
+// Check lists claims, classes, namespaces, children and credentials Secrets through c (an uncached
+// client allowed to list them cluster-wide, and to create TokenReviews for Options.Tokens) and returns
+// the broken invariants, sorted, at most maxViolations of them and then a count of the rest.
+// Whatever the options:
+//   - every namespace with nsclaim's managed-by label names (claim-uid and claim-namespace labels) an
+//     existing claim, or is terminating;
+//   - no claim has more than one namespace that is not terminating;
+//   - every child with the managed-by label lives in a namespace of the claim its labels name, or in a
+//     terminating one;
+//   - every credentials Secret with the managed-by label belongs to an existing claim of its own
+//     namespace.
+//
+// It returns an error only when a list fails.
+func Check(ctx context.Context, c client.Client, o Options) ([]string, error) {
+	v := &violations{}
+	claims := &tenancyv1alpha1.NamespaceClaimList{}
+	if err := c.List(ctx, claims); err != nil {
+		return nil, fmt.Errorf("listing NamespaceClaims: %w", err)
+	}
+	nss := &corev1.NamespaceList{}
+	if err := c.List(ctx, nss, managed); err != nil {
+		return nil, fmt.Errorf("listing namespaces: %w", err)
+	}
+	byUID := map[string]*tenancyv1alpha1.NamespaceClaim{}
+	for i := range claims.Items {
+		byUID[string(claims.Items[i].UID)] = &claims.Items[i]
+	}
+	live := checkNamespaces(v, nss.Items, byUID)
+
+	children, err := listChildren(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	terminating := map[string]bool{}
+	for _, ns := range nss.Items {
+		if !ns.DeletionTimestamp.IsZero() {
+			terminating[ns.Name] = true
+		}
+	}
+	checkChildOwners(v, children, live, terminating)
+
+	secrets := &corev1.SecretList{}
+	if err := c.List(ctx, secrets, managed); err != nil {
+		return nil, fmt.Errorf("listing Secrets: %w", err)
+	}
+	secretsOf := checkSecretOwners(v, secrets.Items, byUID)
+
+	if o.Settled {
+		classes := &tenancyv1alpha1.NamespaceClassList{}
+		if err := c.List(ctx, classes); err != nil {
+			return nil, fmt.Errorf("listing NamespaceClasses: %w", err)
+		}
+		s := &settled{v: v, claims: claims.Items, live: live, terminating: terminating, children: children, secretsOf: secretsOf}
+		s.check(classes.Items)
+		if err := s.checkTenantServiceAccounts(ctx, c); err != nil {
+			return nil, err
+		}
+		if o.Tokens {
+			s.checkTokens(ctx, c)
+		}
+	}
+	return v.result(), nil
+}
+
+// checkNamespaces checks that every managed namespace belongs to an existing claim or is terminating,
+// and that no claim has two live namespaces. It returns the claim of each live (not terminating)
+// namespace that belongs to one.
+func checkNamespaces(v *violations, nss []corev1.Namespace, byUID map[string]*tenancyv1alpha1.NamespaceClaim) map[string]*tenancyv1alpha1.NamespaceClaim {
+	live := map[string]*tenancyv1alpha1.NamespaceClaim{}
+	liveOf := map[string][]string{}
+	for _, ns := range nss {
+		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
+		claim, ok := byUID[uid]
+		if ok && ns.Labels[tenancyv1alpha1.ClaimNamespaceLabel] != claim.Namespace {
+			v.add("namespace %s: claim-uid %s is claim %s/%s, but claim-namespace is %q", ns.Name, uid, claim.Namespace, claim.Name,
+				ns.Labels[tenancyv1alpha1.ClaimNamespaceLabel])
+			ok = false
+		}
+		switch {
+		case !ns.DeletionTimestamp.IsZero():
+			// A namespace being deleted may outlive its claim.
+		case !ok:
+			v.add("namespace %s (claim-uid %q) belongs to no claim and is not terminating", ns.Name, uid)
+		default:
+			live[ns.Name] = claim
+			liveOf[uid] = append(liveOf[uid], ns.Name)
+		}
+	}
+	for uid, names := range liveOf {
+		if len(names) > 1 {
+			claim := byUID[uid]
+			sort.Strings(names)
+			v.add("claim %s/%s has %d namespaces: %v", claim.Namespace, claim.Name, len(names), names)
+		}
+	}
+	return live
+}
+
+// child is a managed object inside a namespace.
+type child struct {
+	kind, namespace, name, uid, claimUID string
+}
+
+// listChildren lists the managed children of every kind cluster-wide, sorted by kind, namespace and
+// name.
+func listChildren(ctx context.Context, c client.Client) ([]child, error) {
+	lists := map[string]client.ObjectList{
+		kindServiceAccount: &corev1.ServiceAccountList{}, kindRole: &rbacv1.RoleList{}, kindRoleBinding: &rbacv1.RoleBindingList{},
+		kindResourceQuota: &corev1.ResourceQuotaList{}, kindLimitRange: &corev1.LimitRangeList{}, kindNetworkPolicy: &networkingv1.NetworkPolicyList{},
+	}
+	var out []child
+	for kind, list := range lists {
+		if err := c.List(ctx, list, managed); err != nil {
+			return nil, fmt.Errorf("listing %ss: %w", kind, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			obj, ok := it.(client.Object)
+			if !ok {
+				return nil, fmt.Errorf("listing %ss: %T is not an object", kind, it)
+			}
+			out = append(out, child{kind: kind, namespace: obj.GetNamespace(), name: obj.GetName(), uid: string(obj.GetUID()),
+				claimUID: obj.GetLabels()[tenancyv1alpha1.ClaimUIDLabel]})
+		}
+	}
+	slices.SortFunc(out, func(a, b child) int {
+		if a.kind != b.kind {
+			return compare(a.kind, b.kind)
+		}
+		if a.namespace != b.namespace {
+			return compare(a.namespace, b.namespace)
+		}
+		return compare(a.name, b.name)
+	})
+	return out, nil
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checkChildOwners checks that every managed child lives in a live namespace of the claim its labels
+// name, or in a terminating namespace.
+func checkChildOwners(v *violations, children []child, live map[string]*tenancyv1alpha1.NamespaceClaim, terminating map[string]bool) {
+	for _, ch := range children {
+		if terminating[ch.namespace] {
+			continue
+		}
+		claim, ok := live[ch.namespace]
+		switch {
+		case !ok:
+			v.add("%s %s/%s is in namespace %s, which belongs to no claim", ch.kind, ch.namespace, ch.name, ch.namespace)
+		case string(claim.UID) != ch.claimUID:
+			v.add("%s %s/%s is marked for claim-uid %q, its namespace belongs to claim %s/%s", ch.kind, ch.namespace, ch.name, ch.claimUID,
+				claim.Namespace, claim.Name)
+		}
+	}
+}
+
+// checkSecretOwners checks that every managed Secret belongs to an existing claim of its namespace,
+// and returns the Secrets of each claim by UID.
+func checkSecretOwners(v *violations, secrets []corev1.Secret, byUID map[string]*tenancyv1alpha1.NamespaceClaim) map[string][]*corev1.Secret {
+	out := map[string][]*corev1.Secret{}
+	for i := range secrets {
+		s := &secrets[i]
+		uid := s.Labels[tenancyv1alpha1.ClaimUIDLabel]
+		claim, ok := byUID[uid]
+		switch {
+		case !ok:
+			v.add("Secret %s/%s (claim-uid %q) belongs to no claim", s.Namespace, s.Name, uid)
+		case claim.Namespace != s.Namespace:
+			v.add("Secret %s/%s belongs to claim %s/%s of another namespace", s.Namespace, s.Name, claim.Namespace, claim.Name)
+		default:
+			out[uid] = append(out[uid], s)
+		}
+	}
+	return out
+}
+
+// settled holds what the settled checks need.
+type settled struct {
+	v           *violations
+	claims      []tenancyv1alpha1.NamespaceClaim
+	live        map[string]*tenancyv1alpha1.NamespaceClaim
+	terminating map[string]bool
+	children    []child
+	secretsOf   map[string][]*corev1.Secret
+	// saUID is the tenant ServiceAccount's UID per namespace.
+	saUID map[string]string
+}
+
+// check checks every claim: Ready, one live namespace (the one in its status) holding exactly the
+// children its class asks for, one credentials Secret (the one in its status), and a token recorded
+// for the live tenant ServiceAccount.
+func (s *settled) check(classes []tenancyv1alpha1.NamespaceClass) {
+	got := map[string]map[string][]string{} // namespace -> kind -> names
+	s.saUID = map[string]string{}
+	for _, ch := range s.children {
+		if got[ch.namespace] == nil {
+			got[ch.namespace] = map[string][]string{}
+		}
+		got[ch.namespace][ch.kind] = append(got[ch.namespace][ch.kind], ch.name)
+		if ch.kind == kindServiceAccount && ch.name == tenancyv1alpha1.TenantServiceAccountName {
+			s.saUID[ch.namespace] = ch.uid
+		}
+	}
+	classByName := map[string]*tenancyv1alpha1.NamespaceClass{}
+	for i := range classes {
+		classByName[classes[i].Name] = &classes[i]
+	}
+	nsOf := map[string][]string{}
+	for ns, claim := range s.live {
+		nsOf[string(claim.UID)] = append(nsOf[string(claim.UID)], ns)
+	}
+	for i := range s.claims {
+		cl := &s.claims[i]
+		key := cl.Namespace + "/" + cl.Name
+		if !meta.IsStatusConditionTrue(cl.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
+			why := "no Ready condition"
+			if r := meta.FindStatusCondition(cl.Status.Conditions, tenancyv1alpha1.ReadyCondition); r != nil {
+				why = r.Reason + ": " + r.Message
+			}
+			s.v.add("claim %s is not Ready (%s)", key, why)
+		}
+		switch nss := nsOf[string(cl.UID)]; {
+		case len(nss) == 0:
+			s.v.add("claim %s has no live namespace (status.namespace %q)", key, cl.Status.Namespace)
+			continue
+		case nss[0] != cl.Status.Namespace:
+			s.v.add("claim %s: status.namespace %q, but its namespace is %s", key, cl.Status.Namespace, nss[0])
+		}
+		ns := nsOf[string(cl.UID)][0]
+		if class := classByName[cl.Status.ClassName]; class == nil {
+			s.v.add("claim %s: class %q not found", key, cl.Status.ClassName)
+		} else {
+			s.checkChildren(key, ns, provision.Build(ns, provision.OwnerOf(cl), class, nil), got[ns])
+		}
+		s.checkCredentials(key, cl, ns)
+	}
+}
+
+// checkChildren compares the children of namespace ns, by kind, with those of desired.
+func (s *settled) checkChildren(key, ns string, desired provision.Desired, got map[string][]string) {
+	want := map[string][]string{
+		kindServiceAccount: {desired.ServiceAccount.Name},
+		kindRole:           {desired.ReleaseRole.Name},
+	}
+	for _, rb := range desired.RoleBindings {
+		want[kindRoleBinding] = append(want[kindRoleBinding], rb.Name)
+	}
+	if desired.ResourceQuota != nil {
+		want[kindResourceQuota] = []string{desired.ResourceQuota.Name}
+	}
+	if desired.LimitRange != nil {
+		want[kindLimitRange] = []string{desired.LimitRange.Name}
+	}
+	if desired.NetworkPolicy != nil {
+		want[kindNetworkPolicy] = []string{desired.NetworkPolicy.Name}
+	}
+	for _, kind := range []string{kindServiceAccount, kindRole, kindRoleBinding, kindResourceQuota, kindLimitRange, kindNetworkPolicy} {
+		w := slices.Clone(want[kind])
+		sort.Strings(w)
+		if g := got[kind]; !slices.Equal(g, w) {
+			s.v.add("claim %s: namespace %s holds %ss %v, want %v", key, ns, kind, g, w)
+		}
+	}
+}
+
+// checkCredentials checks the claim's one Secret and the ServiceAccount its token was issued for.
+func (s *settled) checkCredentials(key string, cl *tenancyv1alpha1.NamespaceClaim, ns string) {
+	ss := s.secretsOf[string(cl.UID)]
+	switch {
+	case len(ss) != 1:
+		s.v.add("claim %s has %d credentials Secrets", key, len(ss))
+	case ss[0].Name != cl.Status.CredentialsSecretName:
+		s.v.add("claim %s: its Secret is %s, status names %q", key, ss[0].Name, cl.Status.CredentialsSecretName)
+	}
+	if cl.Status.TokenServiceAccountUID != "" && cl.Status.TokenServiceAccountUID != s.saUID[ns] {
+		s.v.add("claim %s: token recorded for ServiceAccount UID %s, the ServiceAccount's UID is %q", key, cl.Status.TokenServiceAccountUID, s.saUID[ns])
+	}
+}
+
+// checkTenantServiceAccounts checks that the cluster holds exactly one ServiceAccount named
+// nsclaim-tenant outside the live claimed namespaces (and terminating ones), labelled or not.
+func (s *settled) checkTenantServiceAccounts(ctx context.Context, c client.Client) error {
+	sas := &corev1.ServiceAccountList{}
+	if err := c.List(ctx, sas, client.MatchingFields{"metadata.name": tenancyv1alpha1.TenantServiceAccountName}); err != nil {
+		return fmt.Errorf("listing ServiceAccounts named %s: %w", tenancyv1alpha1.TenantServiceAccountName, err)
+	}
+	for _, sa := range sas.Items {
+		if _, ok := s.live[sa.Namespace]; !ok && !s.terminating[sa.Namespace] {
+			s.v.add("ServiceAccount %s/%s lives outside the claims' namespaces", sa.Namespace, sa.Name)
+		}
+	}
+	return nil
+}
+
+// checkTokens asks the API server whom each claim's token authenticates as, 16 at a time.
+func (s *settled) checkTokens(ctx context.Context, c client.Client) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range s.claims {
+		cl := &s.claims[i]
+		ss := s.secretsOf[string(cl.UID)]
+		if len(ss) != 1 {
+			continue // reported by checkCredentials
+		}
+		token := string(ss[0].Data["token"])
+		want := "system:serviceaccount:" + cl.Status.Namespace + ":" + tenancyv1alpha1.TenantServiceAccountName
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if user, err := tokenUser(ctx, c, token); err != nil || user != want {
+				s.v.add("claim %s/%s: the token in its Secret authenticates as %q (%v), want %s", cl.Namespace, cl.Name, user, err, want)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// tokenUser asks the API server (TokenReview) whom token authenticates as.
+func tokenUser(ctx context.Context, c client.Client, token string) (string, error) {
+	if token == "" {
+		return "", fmt.Errorf("no token")
+	}
+	tr := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}
+	if err := c.Create(ctx, tr); err != nil {
+		return "", err
+	}
+	if !tr.Status.Authenticated {
+		return "", fmt.Errorf("not authenticated: %s", tr.Status.Error)
+	}
+	return tr.Status.User.Username, nil
+}
+
+// violations collects broken invariants from any goroutine.
+type violations struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (v *violations) add(format string, args ...any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.list = append(v.list, fmt.Sprintf(format, args...))
+}
+
+// result returns the violations sorted, at most maxViolations of them and then a count of the rest.
+func (v *violations) result() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := slices.Sorted(slices.Values(v.list))
+	if len(out) > maxViolations {
+		return append(out[:maxViolations], fmt.Sprintf("... and %d more", len(out)-maxViolations))
+	}
+	return out
+}
