@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Benchmarks (and, through hack/chaos.sh, chaos runs) of nsclaim against a local cluster of its own:
-# starts etcd, kube-apiserver (with audit logging, so requests can be counted per user) and
+# Benchmarks and chaos runs of nsclaim against a local cluster of its own: starts etcd,
+# kube-apiserver (with audit logging, so requests can be counted per user) and
 # kube-controller-manager with hack/local-cluster.sh, installs the CRDs and the operator's RBAC, builds
-# the manager and cmd/bench, and runs `bench MODE FLAGS...`, which starts the manager as its own process
-# under its own ServiceAccount. Figures are printed and the final table is written to
-# $BENCH_DIR/results.md (bench) ; nothing is asserted, except chaos's invariants.
+# the manager, and then
+#   bench: builds and runs the test/bench program, which starts the manager as its own process under
+#          its own ServiceAccount; figures are printed and the final table is written to
+#          $BENCH_DIR/results-bench.md; nothing is asserted;
+#   chaos: runs `go test ./test/bench -run TestChaos` (NSCLAIM_CHAOS_KUBECONFIG set to the cluster's
+#          admin kubeconfig), which fails on a broken invariant; the summary goes to
+#          $BENCH_DIR/results-chaos.md.
 #
-# Usage: hack/bench.sh [bench|chaos] [flags of cmd/bench, e.g. --bursts=10,20 --restarts=50 --scales=50]
-#   MODE defaults to bench. `go run ./cmd/bench bench -h` lists the flags.
+# Usage: hack/bench.sh [bench|chaos] [flags, e.g. --bursts=10,20 --restarts=50 --scales=50, or for
+#   chaos --claims=50 --scenarios=leader,children]
+#   MODE defaults to bench. `go run ./test/bench -h` lists the bench flags; test/bench/chaos.go's
+#   chaosFlags lists the chaos flags.
 #
 # Environment (defaults in brackets):
 #   LOCAL_CLUSTER_DIR    [<repo>/tmp/bench-cluster] cluster state; reset at the start unless BENCH_KEEP_CLUSTER=1
@@ -19,6 +25,7 @@
 #   NSCLAIM_WORKERS      [4] the manager's workers (and the ceiling's concurrency)
 #   OPERATOR_ARGS        extra manager flags, e.g. "--kube-api-qps=200 --kube-api-burst=400"
 #   BENCH_KEEP_CLUSTER   [0] 1: reuse a running cluster and leave it running afterwards
+#   CHAOS_TIMEOUT        [4h] go test's -timeout of the chaos run
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,7 +54,7 @@ AUDIT=$STATE/audit
 
 log() { echo "bench.sh: $*" >&2; }
 
-# stop_managers stops the manager replicas cmd/bench started, by the PIDs it recorded, if they still
+# stop_managers stops the manager replicas the bench or the chaos test started, by the PIDs it recorded, if they still
 # run this MANAGER_BIN.
 stop_managers() {
   local f pid
@@ -74,10 +81,15 @@ cleanup() {
 
 mkdir -p "$BENCH_DIR"
 if [[ ${BENCH_NO_BUILD:-0} != 1 ]]; then
-  log "building $MANAGER_BIN and $BENCH_DIR/bench"
+  log "building $MANAGER_BIN"
   go build -o "$MANAGER_BIN" ./cmd
 fi
-go build -o "$BENCH_DIR/bench" ./cmd/bench
+if [[ $MODE == bench ]]; then
+  go build -o "$BENCH_DIR/bench" ./test/bench
+else
+  # Compile the test before the cluster starts, so a build error does not cost a cluster start.
+  go test -c -o /dev/null ./test/bench
+fi
 [[ -x $REPO_ROOT/bin/kustomize ]] || { log "bin/kustomize missing: run make kustomize"; exit 1; }
 
 trap cleanup EXIT
@@ -102,5 +114,12 @@ hack/local-cluster.sh up
 hack/local-operator.sh install
 hack/local-cluster.sh sa-kubeconfig nsclaim-operator-system nsclaim-operator-controller-manager 48h >"$STATE/operator.kubeconfig"
 
-log "running: bench $MODE $*"
-"$BENCH_DIR/bench" "$MODE" --repo "$REPO_ROOT" --state "$STATE" --out "$BENCH_DIR/results-$MODE.md" "$@"
+if [[ $MODE == bench ]]; then
+  log "running: bench $*"
+  "$BENCH_DIR/bench" --state "$STATE" --out "$BENCH_DIR/results-bench.md" "$@"
+else
+  log "running: go test ./test/bench -run TestChaos with $*"
+  NSCLAIM_CHAOS_KUBECONFIG="$STATE/kubeconfig" \
+    NSCLAIM_CHAOS_ARGS="--state=$STATE --out=$BENCH_DIR/results-chaos.md $*" \
+    go test ./test/bench -run '^TestChaos$' -count=1 -v -timeout "${CHAOS_TIMEOUT:-4h}"
+fi

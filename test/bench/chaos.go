@@ -26,22 +26,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
 type chaosOptions struct {
@@ -67,7 +64,7 @@ func chaosFlags(fs *flag.FlagSet) *chaosOptions {
 	fs.IntVar(&o.perNS, "claims-per-namespace", 100, "Claims per requester namespace.")
 	fs.IntVar(&o.parallel, "create-parallel", 50, "Concurrent claim creates.")
 	fs.IntVar(&o.etcdPort, "etcd-port", envInt("ETCD_CLIENT_PORT", 27379), "etcd client port (ETCD_CLIENT_PORT).")
-	fs.StringVar(&o.out, "out", "tmp/bench/results-chaos.md", "Markdown file the summary is written to.")
+	fs.StringVar(&o.out, "out", "", "Markdown file the summary is written to (relative to the repository root).")
 	return o
 }
 
@@ -144,6 +141,8 @@ type scenarioResult struct {
 	failures   []string
 }
 
+// chaos runs the scenarios against a cluster: two supervised manager replicas and a tracker of the
+// claims' readiness.
 type chaos struct {
 	e     *env
 	o     *chaosOptions
@@ -152,63 +151,66 @@ type chaos struct {
 	sup   *supervisor
 }
 
-func runChaos(ctx context.Context, e *env, o *chaosOptions) error {
-	k, err := newClients(filepath.Join(e.state, "kubeconfig"))
+// startChaos ensures the bench class, starts the readiness tracker and the two supervised manager
+// replicas. Stop the replicas with c.sup.stop.
+func startChaos(ctx context.Context, e *env, o *chaosOptions) (*chaos, error) {
+	k, err := newClients(e.kubeconfig)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := ensureClass(ctx, k); err != nil {
-		return err
+		return nil, err
 	}
 	c := &chaos{e: e, o: o, k: k}
 	if c.track, err = startTracker(ctx, k); err != nil {
-		return err
+		return nil, err
 	}
 	c.sup = &supervisor{e: e}
 	if err := c.sup.start(ctx); err != nil {
-		return err
+		c.sup.stop()
+		return nil, err
 	}
-	defer c.sup.stop()
+	return c, nil
+}
 
-	var results []scenarioResult
+// scenarioNames returns the names of the scenarios to run, in order.
+func (o *chaosOptions) scenarioNames() []string {
+	var out []string
 	for _, name := range strings.Split(o.scenarios, ",") {
-		var res scenarioResult
-		switch strings.TrimSpace(name) {
-		case "leader":
-			res = c.leaderScenario(ctx)
-		case "apiserver":
-			res = c.restartScenario(ctx, "kube-apiserver")
-		case "etcd":
-			res = c.restartScenario(ctx, "etcd")
-		case "children":
-			res = c.childrenScenario(ctx)
-		case "":
-			continue
-		default:
-			return fmt.Errorf("unknown scenario %q", name)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		res.failures = append(res.failures, c.invariants(ctx)...)
-		logf("%s: %d/%d Ready in %s; %d invariant failures", res.name, res.ready, res.claims, res.span.Round(time.Millisecond), len(res.failures))
-		for _, f := range res.failures {
-			logf("  FAIL %s", f)
-		}
-		results = append(results, res)
-	}
-	md := chaosMarkdown(results, c.sup.restarts)
-	fmt.Println()
-	fmt.Println(md)
-	if o.out != "" {
-		_ = os.WriteFile(o.out, []byte(md), 0o644)
-	}
-	for _, r := range results {
-		if len(r.failures) > 0 {
-			return fmt.Errorf("invariants broken; see above")
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, name)
 		}
 	}
-	return nil
+	return out
+}
+
+// run runs one scenario, then checks the invariants over the whole cluster (invariants.Check, settled,
+// with TokenReviews); the violations are the result's failures, with the scenario's own (claims not
+// Ready in time, deleted objects not restored).
+func (c *chaos) run(ctx context.Context, name string) (scenarioResult, error) {
+	var res scenarioResult
+	switch name {
+	case "leader":
+		res = c.leaderScenario(ctx)
+	case "apiserver":
+		res = c.restartScenario(ctx, "kube-apiserver")
+	case "etcd":
+		res = c.restartScenario(ctx, "etcd")
+	case "children":
+		res = c.childrenScenario(ctx)
+	default:
+		return res, fmt.Errorf("unknown scenario %q (leader, apiserver, etcd, children)", name)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	violations, err := invariants.Check(ctx, c.k.c, invariants.Options{Settled: true, Tokens: true})
+	if err != nil {
+		res.failures = append(res.failures, "checking the invariants: "+err.Error())
+	}
+	res.failures = append(res.failures, violations...)
+	logf("%s: %d/%d Ready in %s; %d invariant failures", res.name, res.ready, res.claims, res.span.Round(time.Millisecond), len(res.failures))
+	return res, nil
 }
 
 func logf(format string, args ...any) {
@@ -532,217 +534,6 @@ func childObject(kind string, claim *tenancyv1alpha1.NamespaceClaim) client.Obje
 	return o
 }
 
-// failures collects invariant failures, from any goroutine, up to a limit.
-type failures struct {
-	mu   sync.Mutex
-	list []string
-	more int
-}
-
-func (f *failures) add(format string, args ...any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.list) < 30 {
-		f.list = append(f.list, fmt.Sprintf(format, args...))
-	} else {
-		f.more++
-	}
-}
-
-func (f *failures) result() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.more > 0 {
-		return append(f.list, fmt.Sprintf("... and %d more invariant failures", f.more))
-	}
-	return f.list
-}
-
-// managedLabels selects the objects that carry nsclaim's managed-by label.
-var managedLabels = client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
-
-// invariants checks the whole cluster: every claim is Ready and holds exactly one namespace that
-// carries its marks; every nsclaim namespace belongs to a claim; each namespace holds exactly the
-// objects the class asks for (no duplicates, none missing); each claim's Secret holds a token that the
-// API server authenticates as that namespace's ServiceAccount.
-func (c *chaos) invariants(ctx context.Context) []string {
-	f := &failures{}
-	claims, nsClaim, err := c.checkClaims(ctx, f)
-	if err != nil {
-		return append(f.result(), err.Error())
-	}
-	saUID := c.checkChildren(ctx, f, nsClaim)
-	c.checkCredentials(ctx, f, claims, saUID)
-	return f.result()
-}
-
-// checkClaims checks that every claim is Ready with exactly one namespace, the one in its status, and
-// that every nsclaim namespace belongs to a claim. It returns the claims and the claim of each
-// claimed namespace.
-func (c *chaos) checkClaims(ctx context.Context, f *failures) (*tenancyv1alpha1.NamespaceClaimList, map[string]*tenancyv1alpha1.NamespaceClaim, error) {
-	claims := &tenancyv1alpha1.NamespaceClaimList{}
-	nss := &corev1.NamespaceList{}
-	if err := c.k.c.List(ctx, claims); err != nil {
-		return nil, nil, err
-	}
-	if err := c.k.c.List(ctx, nss, managedLabels); err != nil {
-		return nil, nil, err
-	}
-	byUID := map[string]*tenancyv1alpha1.NamespaceClaim{}
-	for i := range claims.Items {
-		byUID[string(claims.Items[i].UID)] = &claims.Items[i]
-	}
-	nsOf := map[string][]string{}
-	nsClaim := map[string]*tenancyv1alpha1.NamespaceClaim{}
-	for _, ns := range nss.Items {
-		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
-		claim, ok := byUID[uid]
-		if !ok {
-			f.add("namespace %s (claim-uid %s) has no claim", ns.Name, uid)
-			continue
-		}
-		nsOf[uid] = append(nsOf[uid], ns.Name)
-		nsClaim[ns.Name] = claim
-		if !ns.DeletionTimestamp.IsZero() {
-			f.add("namespace %s of claim %s/%s is terminating", ns.Name, claim.Namespace, claim.Name)
-		}
-	}
-	for i := range claims.Items {
-		cl := &claims.Items[i]
-		key := cl.Namespace + "/" + cl.Name
-		if !meta.IsStatusConditionTrue(cl.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
-			r := meta.FindStatusCondition(cl.Status.Conditions, tenancyv1alpha1.ReadyCondition)
-			why := "no Ready condition"
-			if r != nil {
-				why = r.Reason + ": " + r.Message
-			}
-			f.add("claim %s not Ready (%s)", key, why)
-		}
-		switch got := nsOf[string(cl.UID)]; {
-		case len(got) == 0:
-			f.add("claim %s has no namespace", key)
-		case len(got) > 1:
-			f.add("claim %s has %d namespaces: %v", key, len(got), got)
-		case got[0] != cl.Status.Namespace:
-			f.add("claim %s: status.namespace %q, but its namespace is %s", key, cl.Status.Namespace, got[0])
-		}
-	}
-	return claims, nsClaim, nil
-}
-
-// checkChildren lists the children cluster-wide by the managed-by label and checks that each claimed
-// namespace holds exactly the expected names, and that no child or tenant ServiceAccount lives
-// elsewhere. It returns the tenant ServiceAccount's UID per namespace.
-func (c *chaos) checkChildren(ctx context.Context, f *failures, nsClaim map[string]*tenancyv1alpha1.NamespaceClaim) map[string]string {
-	want := map[string][]string{
-		kindServiceAccount: {tenancyv1alpha1.TenantServiceAccountName},
-		"Role":             {provision.ReleaseRoleName},
-		kindRoleBinding:    {provision.ReleaseRoleName, provision.TenantRoleBindingName},
-		kindResourceQuota:  {provision.ResourceQuotaName},
-		"LimitRange":       {provision.LimitRangeName},
-	}
-	lists := map[string]client.ObjectList{
-		kindServiceAccount: &corev1.ServiceAccountList{}, "Role": &rbacv1.RoleList{}, kindRoleBinding: &rbacv1.RoleBindingList{},
-		kindResourceQuota: &corev1.ResourceQuotaList{}, "LimitRange": &corev1.LimitRangeList{},
-	}
-	saUID := map[string]string{}
-	for kind, list := range lists {
-		if err := c.k.c.List(ctx, list, managedLabels); err != nil {
-			f.add("listing %s: %v", kind, err)
-			continue
-		}
-		got := map[string][]string{}
-		items, _ := meta.ExtractList(list)
-		for _, it := range items {
-			o := it.(client.Object)
-			got[o.GetNamespace()] = append(got[o.GetNamespace()], o.GetName())
-			if kind == kindServiceAccount {
-				saUID[o.GetNamespace()] = string(o.GetUID())
-			}
-		}
-		for ns, names := range got {
-			if _, ok := nsClaim[ns]; !ok {
-				f.add("%s %v in namespace %s, which belongs to no claim", kind, names, ns)
-			}
-		}
-		for ns := range nsClaim {
-			names := got[ns]
-			sort.Strings(names)
-			if !slices.Equal(names, want[kind]) {
-				f.add("namespace %s: %s %v, want %v", ns, kind, names, want[kind])
-			}
-		}
-	}
-	// No ServiceAccount named nsclaim-tenant outside the claims' namespaces, labelled or not.
-	sas := &corev1.ServiceAccountList{}
-	if err := c.k.c.List(ctx, sas, client.MatchingFields{"metadata.name": tenancyv1alpha1.TenantServiceAccountName}); err == nil {
-		if len(sas.Items) != len(nsClaim) {
-			f.add("%d ServiceAccounts named %s for %d claimed namespaces", len(sas.Items), tenancyv1alpha1.TenantServiceAccountName, len(nsClaim))
-		}
-	}
-	return saUID
-}
-
-// checkCredentials checks one Secret per claim, with the claim's marks, whose token authenticates as
-// the tenant ServiceAccount of the claim's namespace (TokenReview; the token is never printed).
-func (c *chaos) checkCredentials(ctx context.Context, f *failures, claims *tenancyv1alpha1.NamespaceClaimList, saUID map[string]string) {
-	secrets := &corev1.SecretList{}
-	if err := c.k.c.List(ctx, secrets, managedLabels); err != nil {
-		f.add("listing Secrets: %v", err)
-		return
-	}
-	secretOf := map[string][]*corev1.Secret{}
-	for i := range secrets.Items {
-		s := &secrets.Items[i]
-		secretOf[s.Labels[tenancyv1alpha1.ClaimUIDLabel]] = append(secretOf[s.Labels[tenancyv1alpha1.ClaimUIDLabel]], s)
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i := range claims.Items {
-		cl := &claims.Items[i]
-		key := cl.Namespace + "/" + cl.Name
-		ss := secretOf[string(cl.UID)]
-		if len(ss) != 1 {
-			f.add("claim %s has %d credentials Secrets", key, len(ss))
-			continue
-		}
-		s := ss[0]
-		if s.Namespace != cl.Namespace || s.Name != cl.Status.CredentialsSecretName {
-			f.add("claim %s: Secret %s/%s, status names %q", key, s.Namespace, s.Name, cl.Status.CredentialsSecretName)
-		}
-		if cl.Status.TokenServiceAccountUID != "" && cl.Status.TokenServiceAccountUID != saUID[cl.Status.Namespace] {
-			f.add("claim %s: token recorded for ServiceAccount %s, the ServiceAccount is %s", key, cl.Status.TokenServiceAccountUID, saUID[cl.Status.Namespace])
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			user, err := c.tokenUser(ctx, string(s.Data["token"]))
-			wantUser := "system:serviceaccount:" + cl.Status.Namespace + ":" + tenancyv1alpha1.TenantServiceAccountName
-			if err != nil || user != wantUser {
-				f.add("claim %s: the token in its Secret authenticates as %q (%v), want %s", key, user, err, wantUser)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// tokenUser asks the API server (TokenReview) whom token authenticates as.
-func (c *chaos) tokenUser(ctx context.Context, token string) (string, error) {
-	if token == "" {
-		return "", fmt.Errorf("no token")
-	}
-	tr, err := c.k.cs.AuthenticationV1().TokenReviews().Create(ctx,
-		&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	if !tr.Status.Authenticated {
-		return "", fmt.Errorf("not authenticated: %s", tr.Status.Error)
-	}
-	return tr.Status.User.Username, nil
-}
-
 func chaosMarkdown(results []scenarioResult, restarts int) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -767,9 +558,9 @@ func chaosMarkdown(results []scenarioResult, restarts int) string {
 			p("- FAIL: %s", f)
 		}
 		if len(r.failures) == 0 {
-			p("- invariants hold: every claim Ready with exactly one namespace; no namespace without a claim;" +
-				" exactly one ServiceAccount, Role, two RoleBindings, quota and limit range per namespace;" +
-				" one Secret per claim whose token authenticates as its tenant")
+			p("- invariants hold (test/invariants): every claim Ready with exactly one namespace; no namespace, child or Secret" +
+				" without its claim; exactly the children of the class per namespace; one Secret per claim whose token" +
+				" authenticates as its tenant")
 		}
 	}
 	return b.String()

@@ -164,7 +164,7 @@ func (b *bencher) logf(format string, args ...any) {
 }
 
 func runBench(ctx context.Context, e *env, o *benchOptions) error {
-	k, err := newClients(filepath.Join(e.state, "kubeconfig"))
+	k, err := newClients(e.kubeconfig)
 	if err != nil {
 		return err
 	}

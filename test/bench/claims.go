@@ -37,21 +37,17 @@ import (
 // benchClassName is the class every bench claim uses.
 const benchClassName = "bench"
 
-// Kinds of the children the chaos scenarios delete and the invariants count.
+// Kinds of the children the chaos scenarios delete.
 const (
-	kindServiceAccount = "ServiceAccount"
-	kindRoleBinding    = "RoleBinding"
-	kindResourceQuota  = "ResourceQuota"
+	kindRoleBinding   = "RoleBinding"
+	kindResourceQuota = "ResourceQuota"
 )
 
 // claimController is the controller-runtime name of the claim controller, a label of its metrics.
 const claimController = "namespaceclaim"
 
-// Subcommands, and the bench client's name in the per-user request counts.
-const (
-	cmdBench = "bench"
-	cmdChaos = "chaos"
-)
+// cmdBench is the program's name, and the bench client's name in the per-user request counts.
+const cmdBench = "bench"
 
 // benchClass is like the sample class "ci" (edit role, quota, limit range, network policy), with
 // tokens that outlive any bench run so that no renewal falls into a measurement.
