@@ -40,6 +40,11 @@ func TestAlertRules(t *testing.T) {
 	if promtool == "" {
 		promtool = filepath.Join(repoRoot, "bin", "prometheus-2.42.0", "promtool")
 	}
+	// promtool runs in a temporary directory: a relative path would not resolve there.
+	promtool, err := filepath.Abs(promtool)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(promtool); err != nil {
 		t.Fatalf("promtool not found (%v): run `make prometheus` or set PROMTOOL", err)
 	}
