@@ -54,7 +54,9 @@ func newRequester(t *testing.T, name string) *pipeline {
 	g := NewWithT(t)
 	ns := fmt.Sprintf("%s-%d", name, time.Now().UnixNano()%100000)
 	g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	t.Cleanup(func() { _ = admin.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	t.Cleanup(func() {
+		_ = admin.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "requester", Namespace: ns}}
 	g.Expect(admin.Create(ctx, sa)).To(Succeed())
 	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "claims", Namespace: ns},
@@ -155,7 +157,7 @@ func TestRefusedClaimStillExpires(t *testing.T) {
 			g.Eventually(func() error { return admin.Get(ctx, client.ObjectKeyFromObject(rb), rb) }).
 				WithTimeout(60 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 
-			g.Eventually(namespaceGoing(nsName)).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(BeTrue(),
+			g.Eventually(namespaceGoing(nsName)).WithTimeout(4*time.Minute).WithPolling(2*time.Second).Should(BeTrue(),
 				"namespace %s outlived its TTL (expiry %s)", nsName, expires)
 			waitReason(t, claim, tenancyv1alpha1.ExpiredReason)
 		})
@@ -207,7 +209,7 @@ func TestRequesterCannotOrphanItsNamespace(t *testing.T) {
 	nsName, secret := claim.Status.Namespace, claim.Status.CredentialsSecretName
 	g.Expect(p.client.Patch(ctx, claim, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
 	g.Expect(p.client.Delete(ctx, claim)).To(Succeed())
-	g.Eventually(namespaceGoing(nsName)).WithTimeout(60 * time.Second).WithPolling(500 * time.Millisecond).Should(BeTrue(),
+	g.Eventually(namespaceGoing(nsName)).WithTimeout(60*time.Second).WithPolling(500*time.Millisecond).Should(BeTrue(),
 		"namespace %s of a deleted claim stays", nsName)
 	g.Eventually(gone(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: secret}})).WithTimeout(60 * time.Second).Should(BeTrue())
 	// The operator says why, on the namespace.
