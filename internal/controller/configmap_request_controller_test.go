@@ -25,6 +25,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -223,11 +224,12 @@ func TestConfigMapRequestTokenOnlyOnce(t *testing.T) {
 	// is reconciled because something in its namespace was repaired.
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: requestsNamespace, Name: name}}
 	g.Expect(k8s.Delete(ctx, sec)).To(Succeed())
-	quota := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: tenancyv1alpha1.TenantServiceAccountName}}
-	g.Expect(k8s.Delete(ctx, quota)).To(Succeed())
+	// (Not the ServiceAccount: a recreated ServiceAccount revokes an only-once token, TokenRevoked.)
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: provision.ReleaseRoleName}}
+	g.Expect(k8s.Delete(ctx, binding)).To(Succeed())
 	g.Eventually(func() error {
-		return k8s.Get(ctx, client.ObjectKeyFromObject(quota), &corev1.ServiceAccount{})
-	}).WithTimeout(10*time.Second).Should(Succeed(), "the ServiceAccount is restored")
+		return k8s.Get(ctx, client.ObjectKeyFromObject(binding), &rbacv1.RoleBinding{})
+	}).WithTimeout(10*time.Second).Should(Succeed(), "the RoleBinding is restored")
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	g.Consistently(func() bool {
 		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(sec), &corev1.Secret{}))
