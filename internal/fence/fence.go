@@ -119,8 +119,9 @@ type Status struct {
 // APIReader): the RBAC marker above grants get only.
 func Check(ctx context.Context, c client.Reader, want Expected) Status {
 	var problems []string
-	var live []pair
-	for _, p := range want.pairs() {
+	pairs := want.pairs()
+	live := make([]pair, 0, len(pairs))
+	for _, p := range pairs {
 		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 		if err := c.Get(ctx, client.ObjectKey{Name: p.policy.Name}, policy); err != nil {
 			policy = nil
@@ -147,13 +148,16 @@ func Check(ctx context.Context, c client.Reader, want Expected) Status {
 // Every field the fence depends on must be equal; fields the API server defaults are spelled out in
 // the shipped YAML, so a fence installed from it compares equal.
 func Compare(want, have Expected) Status {
-	var problems []string
+	problems := make([]string, 0, 8)
 	for i, w := range want.pairs() {
 		h := have.pairs()[i]
 		problems = append(problems, comparePolicy(w.policy, h.policy)...)
 		problems = append(problems, compareBinding(w.binding, h.binding)...)
 	}
-	return Status{Intact: len(problems) == 0, Problems: problems}
+	if len(problems) == 0 {
+		return Status{Intact: true}
+	}
+	return Status{Problems: problems}
 }
 
 func comparePolicy(want, policy *admissionregistrationv1.ValidatingAdmissionPolicy) []string {

@@ -260,7 +260,7 @@ func TestOperatorCannotBindClusterRoleClusterWide(t *testing.T) {
 	// The watcher binding with a second subject: every authenticated user.
 	watcherToAll := watcher.DeepCopy()
 	watcherToAll.Subjects = append(watcherToAll.Subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:authenticated"})
-	attacks := []attack{}
+	attacks := make([]attack, 0, 8)
 	for _, role := range []string{"admin", "edit"} {
 		crb := bind("nsclaim-pwn-"+role+"-"+mode, role, false)
 		attacks = append(attacks, attack{name: "bind " + role + " cluster-wide with a ClusterRoleBinding", fenceDenies: fenceDeny,
