@@ -42,6 +42,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
 
 // reconcileClass resolves the claim's class and checks the claim against it: who may use it, the claim
@@ -82,7 +83,13 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		}
 		siblings = list.Items
 	}
+	// A protocol request is named exactly after its ConfigMap, without the class's prefix: only in a
+	// requests namespace the protocol may serve (made by nsclaim or labelled by an admin, never one
+	// provisioned for a claim, whose tenant could forge request claims there).
 	request := provision.IsRequestClaim(claim, r.RequestsNamespace)
+	if request {
+		request, _ = requests.ServeNamespace(requester)
+	}
 	ttl, ttlRefusal := provision.TTL(claim, class)
 	once, policyRefusal := provision.TokenOnlyOnce(claim)
 	s.tokenOnce = once
