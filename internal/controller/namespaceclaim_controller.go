@@ -192,15 +192,15 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	if s.refusal != nil {
 		return nil
 	}
-	for _, phase := range []func(context.Context, *claimScope) error{r.reconcileCredentials, r.reconcileSelfTest} {
-		if err := phase(ctx, s); err != nil {
-			return err
-		}
-		if s.stopped() {
-			return nil
-		}
+	// The identity is proven before any credential is written: a claim whose self-test fails never
+	// exposes a token, and a token already handed out is not renewed while it fails.
+	if err := r.reconcileSelfTest(ctx, s); err != nil {
+		return err
 	}
-	return nil
+	if s.selfTest != nil && !s.selfTest.OK() {
+		return nil
+	}
+	return r.reconcileCredentials(ctx, s)
 }
 
 // blocksRepair reports whether a refusal means the namespace's objects cannot be repaired either: the

@@ -348,6 +348,9 @@ func TestExcessPermissionsAreNeverReady(t *testing.T) {
 	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name), withNamespaceName(target))
 	got := waitFor(t, claim, tenancyv1alpha1.PermissionsVerifiedCondition, metav1.ConditionFalse, tenancyv1alpha1.ExcessPermissionsReason)
 	g.Expect(got.Status.Conditions).To(ContainElement(And(HaveField("Type", tenancyv1alpha1.ReadyCondition), HaveField("Status", metav1.ConditionFalse), HaveField("Reason", tenancyv1alpha1.ExcessPermissionsReason))))
+	// No credential is handed out before the identity is proven: no Secret, no token recorded.
+	g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: claim.Name + "-kubeconfig"}, &corev1.Secret{}))).To(BeTrue(), "a Secret was written for a claim that failed its self-test")
+	g.Expect(got.Status.TokenExpiresAt).To(BeNil())
 	g.Expect(k8s.Delete(ctx, crb)).To(Succeed())
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 }

@@ -655,11 +655,11 @@ func (r *NamespaceClaimReconciler) issueToken(ctx context.Context, sa *corev1.Se
 	return credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(sa.UID)}, nil
 }
 
-// reconcileSelfTest runs the SubjectAccessReview self-test of the issued identity. It is skipped when
-// the claim is Ready for its current generation and nothing was created, changed or issued in this
-// reconcile, so steady state asks the API server nothing.
+// reconcileSelfTest runs the SubjectAccessReview self-test of the tenant identity, before any token
+// of it is written. It is skipped when the claim is Ready for its current generation and nothing was
+// created or changed in this reconcile, so steady state asks the API server nothing.
 func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *claimScope) error {
-	if s.repaired == 0 && !s.tokenIssued && readyFor(s.claim) {
+	if s.repaired == 0 && readyFor(s.claim) {
 		s.selfTestSkipped = true
 		return nil
 	}

@@ -100,7 +100,8 @@ func setConditions(s *claimScope, err error) {
 	default:
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, "SubjectAccessReviews confirm the identity can do what its class grants in its namespace and nothing outside it")
 	}
-	for _, t := range []string{tenancyv1alpha1.NamespaceReadyCondition, tenancyv1alpha1.CredentialsReadyCondition, tenancyv1alpha1.PermissionsVerifiedCondition} {
+	// The self-test runs before credentials are issued, so its condition explains a claim first.
+	for _, t := range []string{tenancyv1alpha1.NamespaceReadyCondition, tenancyv1alpha1.PermissionsVerifiedCondition, tenancyv1alpha1.CredentialsReadyCondition} {
 		c := meta.FindStatusCondition(claim.Status.Conditions, t)
 		if c == nil {
 			set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.ProvisioningReason, "Waiting for "+t)
