@@ -409,8 +409,11 @@ func (in *installation) checkRBAC(t *testing.T, csvName string) {
 	check(install.ClusterPermissions, "")
 	user := "system:serviceaccount:" + in.ns + ":" + install.ClusterPermissions[0].ServiceAccountName
 	for _, attrs := range []authorizationv1.ResourceAttributes{
-		{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings", Verb: "create"},
+		// Creating ClusterRoleBindings is allowed (each tenant's namespace watcher); the fence admits
+		// only that shape (test/security).
 		{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Verb: "bind", Name: "cluster-admin"},
+		{Resource: "users", Verb: "impersonate"},
+		{Resource: "secrets", Verb: "get", Namespace: "kube-system"},
 		{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Verb: "escalate"},
 		{Resource: "nodes", Verb: "delete"},
 		{Group: "apps", Resource: "deployments", Verb: "create", Namespace: "default"},
