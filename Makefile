@@ -177,7 +177,7 @@ GIT_INDEX_FILE=$(VERIFY_INDEX) git add -A -- $(VERIFY_PATHS) && GIT_INDEX_FILE=$
 endef
 
 .PHONY: verify
-verify: controller-gen kustomize operator-sdk opm ## Regenerate code, CRDs, RBAC, the bundle and docs/metrics.md, run go fmt, validate the catalog; fail if anything changed.
+verify: controller-gen kustomize operator-sdk opm actionlint ## Regenerate code, CRDs, RBAC, the bundle and docs/metrics.md, run go fmt, validate the catalog; fail if anything changed; lint the GitHub workflows; check the release notes and history.
 	@mkdir -p $(dir $(VERIFY_INDEX))
 	@before=$$($(tree-of-working-copy)); test -n "$$before"; \
 	$(MAKE) --no-print-directory manifests generate fmt bundle metrics-docs catalog-validate; \
@@ -186,6 +186,24 @@ verify: controller-gen kustomize operator-sdk opm ## Regenerate code, CRDs, RBAC
 		echo "Generated files are out of date; run 'make manifests generate fmt bundle metrics-docs' and commit:"; \
 		git --no-pager diff --stat "$$before" "$$after"; git --no-pager diff "$$before" "$$after" | head -200; exit 1; fi; \
 	echo "verify: nothing generated is out of date"
+	$(MAKE) --no-print-directory lint-workflows
+	hack/releases.sh check
+
+# The workflows in .github/workflows cannot run here; actionlint checks their syntax, expressions,
+# action inputs and (with shellcheck, when installed) their run scripts.
+.PHONY: lint-workflows
+lint-workflows: actionlint ## Lint the GitHub Actions workflows with actionlint.
+	$(ACTIONLINT) -color=false
+	@echo "lint-workflows: actionlint found nothing in .github/workflows"
+
+# RELEASE_NOTES receives the CHANGELOG.md section of VERSION, the body of the GitHub release.
+RELEASE_NOTES ?= $(CURDIR)/tmp/release-notes-v$(VERSION).md
+
+.PHONY: release-notes
+release-notes: ## Write the CHANGELOG.md section of VERSION to RELEASE_NOTES (tmp/release-notes-vVERSION.md) and print it.
+	@mkdir -p $(dir $(RELEASE_NOTES))
+	hack/releases.sh notes $(VERSION) > $(RELEASE_NOTES)
+	@cat $(RELEASE_NOTES)
 
 ##@ Build
 
@@ -285,6 +303,8 @@ OLM_VERSION ?= v0.46.0
 # OLM_GIT_COMMIT is the commit of OLM_VERSION, stamped into olm and catalog like OLM's release build.
 OLM_GIT_COMMIT ?= 0368a3f9dff1fa14c8645b867fba25c3be9df845
 KWOK_VERSION ?= v0.8.0
+# ACTIONLINT_VERSION lints .github/workflows in make verify (the workflows cannot run here).
+ACTIONLINT_VERSION ?= v1.7.12
 # KUBE_VERSION is the control plane (etcd, kube-apiserver, kube-controller-manager, kubectl) built
 # from hack/kube and hack/etcd for envtest and the local cluster. Bumping it means regenerating
 # hack/kube/go.mod with hack/kube/gen-gomod.sh.
@@ -310,6 +330,7 @@ OPM ?= $(LOCALBIN)/opm
 OLM ?= $(LOCALBIN)/olm
 OLM_CATALOG ?= $(LOCALBIN)/catalog
 KWOK ?= $(LOCALBIN)/kwok
+ACTIONLINT ?= $(LOCALBIN)/actionlint
 
 .PHONY: control-plane
 control-plane: $(KUBE_BIN)/kube-apiserver ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (once per version).
@@ -408,6 +429,11 @@ $(OLM): $(LOCALBIN) hack/tools/olm/go.mod
 	$(call go-build-wrapped-tool,$(OLM),hack/tools/olm,$(OLM_PKG)/cmd/olm,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
 $(OLM_CATALOG): $(LOCALBIN) hack/tools/olm/go.mod
 	$(call go-build-wrapped-tool,$(OLM_CATALOG),hack/tools/olm,$(OLM_PKG)/cmd/catalog,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
+
+.PHONY: actionlint
+actionlint: $(ACTIONLINT) ## Build actionlint (GitHub Actions workflow linter) locally if necessary.
+$(ACTIONLINT): $(LOCALBIN)
+	$(call go-install-tool,$(ACTIONLINT),github.com/rhysd/actionlint/cmd/actionlint,$(ACTIONLINT_VERSION))
 
 .PHONY: kwok
 kwok: $(KWOK) ## Build kwok (simulated nodes, so OLM's Deployments report Running without a kubelet) locally if necessary.
