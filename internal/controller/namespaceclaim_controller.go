@@ -79,6 +79,9 @@ type NamespaceClaimReconciler struct {
 	// selfTestFailures counts, per claim UID, the self-tests that failed in a row (missing or excess
 	// permissions that were not waiting for new RoleBindings), for the retry backoff.
 	selfTestFailures sync.Map
+	// lastTransition remembers, per claim UID, the last Ready transition this process emitted Events
+	// and counters for, so a stale cached copy does not emit it twice.
+	lastTransition sync.Map
 
 	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
 	// --require-fence=false, and envtest).

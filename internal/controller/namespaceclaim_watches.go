@@ -90,12 +90,14 @@ func deletionPredicate() predicate.Predicate {
 	}
 }
 
-// finalizersChangedPredicate passes an update that changed the claim's finalizers, so a finalizer
-// removed by anyone but the operator from a live claim is put back at once.
+// finalizersChangedPredicate passes an update that removed the claim's finalizer, so a finalizer
+// removed by anyone but the operator from a live claim is put back at once. (The operator's own
+// addition of it needs no reconcile.)
 func finalizersChangedPredicate() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers())
+			return slices.Contains(e.ObjectOld.GetFinalizers(), tenancyv1alpha1.ClaimFinalizer) &&
+				!slices.Contains(e.ObjectNew.GetFinalizers(), tenancyv1alpha1.ClaimFinalizer)
 		},
 	}
 }
