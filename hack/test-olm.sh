@@ -26,6 +26,10 @@
 #   - the admission fence (config/fence), which a bundle cannot carry, is applied first, as the CSV's
 #     description tells an admin to; the manager requires it and provisions nothing without it. Its
 #     ServiceAccount-name match is checked against the serviceAccountName of every CSV in the catalog.
+#   - OLM's OLMConfig "cluster" disables copied CSVs (spec.features.disableCopiedCSVs), as docs/olm.md
+#     tells an admin to: in AllNamespaces mode OLM otherwise writes a copy of the operator's CSV into
+#     every namespace, each tenant namespace included. TEST_OLM_COPIED_CSVS=enabled leaves them on
+#     (to measure the cost); test/olm checks either way (NSCLAIM_OLM_COPIED_CSVS).
 # test/olm (go test) then subscribes, approves the InstallPlans and checks; see its package comment.
 # Everything started here is stopped on exit, pass or fail.
 #
@@ -39,8 +43,8 @@
 #   TEST_OLM_CONTROLLER_MANAGER_PORT (23257), TEST_OLM_CATALOG_PORT (50151, opm serve; it listens on
 #   all interfaces), TEST_OLM_PROBE_PORT (20181), TEST_OLM_METRICS_PORT (20543),
 #   MANAGER_BIN (<repo>/tmp/olm/manager, built here), VERSION (0.2.0), PREVIOUS_VERSION (0.1.0),
-#   KWOK_VERSION (v0.8.0), KUBE_BIN_DIR, and the tools OPM, OLM, OLM_CATALOG, KWOK, KUSTOMIZE,
-#   OPERATOR_SDK (<repo>/bin/...).
+#   KWOK_VERSION (v0.8.0), TEST_OLM_COPIED_CSVS (disabled, or enabled), KUBE_BIN_DIR, and the tools
+#   OPM, OLM, OLM_CATALOG, KWOK, KUSTOMIZE, OPERATOR_SDK (<repo>/bin/...).
 # OLM's operators also try to serve health checks on :8080; when that port is taken they log an error
 # and carry on.
 set -euo pipefail
@@ -56,6 +60,7 @@ CATALOG_PORT=${TEST_OLM_CATALOG_PORT:-50151}
 PROBE_PORT=${TEST_OLM_PROBE_PORT:-20181}
 METRICS_PORT=${TEST_OLM_METRICS_PORT:-20543}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+COPIED_CSVS=${TEST_OLM_COPIED_CSVS:-disabled}
 OPM=${OPM:-$REPO_ROOT/bin/opm}
 OLM=${OLM:-$REPO_ROOT/bin/olm}
 OLM_CATALOG=${OLM_CATALOG:-$REPO_ROOT/bin/catalog}
@@ -153,6 +158,7 @@ run_test() {
   olm_dir=$(go -C "$REPO_ROOT/hack/tools/olm" list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
   "${KUBECTL[@]}" apply --server-side -f "$olm_dir/deploy/chart/crds/" >/dev/null
   "${KUBECTL[@]}" wait --for condition=established --timeout=60s -f "$olm_dir/deploy/chart/crds/" >/dev/null
+  apply_olm_config
   "${KUBECTL[@]}" create namespace olm >/dev/null
   start olm env KUBECONFIG="$KUBECONFIG_ADMIN" "$OLM" --namespace olm --writeStatusName "" --writePackageServerStatusName ""
   start catalog "$OLM_CATALOG" --kubeconfig "$KUBECONFIG_ADMIN" --namespace olm --writeStatusName ""
@@ -180,7 +186,7 @@ EOF
   KUBECONFIG="$KUBECONFIG_ADMIN" NSCLAIM_OLM_CATALOG_ADDRESS="127.0.0.1:$CATALOG_PORT" \
     NSCLAIM_OLM_FROM_CSV="nsclaim-operator.v$PREVIOUS_VERSION" NSCLAIM_OLM_TO_CSV="nsclaim-operator.v$VERSION" \
     NSCLAIM_OLM_OFFER_UPGRADE_CMD="$SELF offer-upgrade" NSCLAIM_OLM_MANAGER_CMD="$SELF manager" NSCLAIM_OLM_BIND_NODE="$NODE" \
-    go test "$REPO_ROOT/test/olm/" -count=1 -v -timeout 20m >"$STATE/olm-test.log" 2>&1 || status=$?
+    NSCLAIM_OLM_COPIED_CSVS="$COPIED_CSVS" go test "$REPO_ROOT/test/olm/" -count=1 -v -timeout 20m >"$STATE/olm-test.log" 2>&1 || status=$?
   grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- ' "$STATE/olm-test.log" || true
   if [ "$status" -ne 0 ]; then
     grep -E -A15 -- '_test.go:[0-9]+: *$|panic:' "$STATE/olm-test.log" | head -60 >&2 || true
@@ -212,6 +218,26 @@ check_fence_identity() {
   done
 }
 
+# apply_olm_config applies OLM's cluster-wide OLMConfig as docs/olm.md tells an admin to: no copied
+# CSVs (unless TEST_OLM_COPIED_CSVS=enabled).
+apply_olm_config() {
+  case $COPIED_CSVS in
+    disabled)
+      "${KUBECTL[@]}" apply --server-side -f - >/dev/null <<EOF
+apiVersion: operators.coreos.com/v1
+kind: OLMConfig
+metadata:
+  name: cluster
+spec:
+  features:
+    disableCopiedCSVs: true
+EOF
+      log "OLMConfig cluster: copied CSVs disabled" ;;
+    enabled) log "OLMConfig cluster not applied: OLM copies CSVs into every namespace (TEST_OLM_COPIED_CSVS=enabled)" ;;
+    *) log "TEST_OLM_COPIED_CSVS must be disabled or enabled, got: $COPIED_CSVS"; return 1 ;;
+  esac
+}
+
 # apply_fence applies config/fence as an admin would (kustomize build config/fence | kubectl apply
 # --server-side -f -) and waits until the API server enforces it: an admin's dry run of a ServiceAccount
 # labelled as nsclaim's is denied by the label guard.
@@ -239,5 +265,5 @@ case "${1:-}" in
       stop) manager_stop ;;
       *) echo "usage: $0 manager start NAMESPACE DEPLOYMENT | manager stop" >&2; exit 2 ;;
     esac ;;
-  *) sed -n '16,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '16,49p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -39,6 +39,10 @@ limitations under the License.
 //	                                  environment, and as `CMD stop` once the Deployment is gone
 //	NSCLAIM_OLM_BIND_NODE             optional: with no scheduler, the node that the operator's pending
 //	                                  Pods are bound to (a kwok node)
+//	NSCLAIM_OLM_COPIED_CSVS           optional: "disabled" when the OLMConfig "cluster" disables copied
+//	                                  CSVs (hack/test-olm.sh applies it): no tenant namespace may hold a
+//	                                  copy of the operator's CSV; "enabled" when it does not: every tenant
+//	                                  namespace must get one (the cost, measured); unset: only counted
 //
 // Commands are run with `sh -c`.
 package olm
@@ -130,6 +134,7 @@ type installation struct {
 	ns, fromCSV, toCSV string
 	catalogAddress     string
 	managerCmd         string
+	copiedCSVs         string
 }
 
 // tenant is what a claim produced, recorded before the upgrade to compare afterwards.
@@ -149,6 +154,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		toCSV:          env("NSCLAIM_OLM_TO_CSV", packageName+".v0.2.0"),
 		catalogAddress: os.Getenv("NSCLAIM_OLM_CATALOG_ADDRESS"),
 		managerCmd:     os.Getenv("NSCLAIM_OLM_MANAGER_CMD"),
+		copiedCSVs:     os.Getenv("NSCLAIM_OLM_COPIED_CSVS"),
 	}
 	if node := os.Getenv("NSCLAIM_OLM_BIND_NODE"); node != "" {
 		stop := make(chan struct{})
@@ -206,6 +212,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	tenants = append(tenants, claimAndWait(t, requester, "after"))
 	g.Expect(in.leader(t)).NotTo(Equal(leader), "the manager of %s must have taken over", in.toCSV)
 	t.Logf("after the upgrade: claims, Secrets and namespaces unchanged, a new claim Ready under leader %s", in.leader(t))
+	in.checkCopiedCSVs(t, managedNamespaces(t))
 
 	// Uninstall through OLM: delete the Subscription and the CSV.
 	in.uninstall(t, deploy)
@@ -276,6 +283,7 @@ var (
 	installPlanGVK       = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "InstallPlan"}
 	csvGVK               = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1alpha1", Kind: "ClusterServiceVersion"}
 	operatorConditionGVK = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v2", Kind: "OperatorCondition"}
+	olmConfigGVK         = schema.GroupVersionKind{Group: "operators.coreos.com", Version: "v1", Kind: "OLMConfig"}
 )
 
 func olmObject(gvk schema.GroupVersionKind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
@@ -650,4 +658,75 @@ func bindPendingPods(namespace, node string, stop <-chan struct{}, done chan<- s
 			}, metav1.CreateOptions{})
 		}
 	}
+}
+
+// copiedFromLabel marks the copies of a CSV that OLM writes into every namespace an AllNamespaces
+// OperatorGroup targets, unless the OLMConfig "cluster" sets spec.features.disableCopiedCSVs.
+const copiedFromLabel = "olm.copiedFrom"
+
+// copiedCSVs returns the copied CSVs in each of namespaces and their total size (JSON bytes).
+func copiedCSVs(t *testing.T, namespaces map[string]types.UID) (map[string]int, int) {
+	t.Helper()
+	counts, size := map[string]int{}, 0
+	for ns := range namespaces {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(csvGVK.GroupVersion().WithKind("ClusterServiceVersionList"))
+		NewWithT(t).Expect(admin.List(ctx, list, client.InNamespace(ns), client.HasLabels{copiedFromLabel})).To(Succeed())
+		counts[ns] = len(list.Items)
+		for i := range list.Items {
+			raw, err := list.Items[i].MarshalJSON()
+			NewWithT(t).Expect(err).NotTo(HaveOccurred())
+			size += len(raw)
+		}
+	}
+	return counts, size
+}
+
+func total(counts map[string]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// checkCopiedCSVs counts the objects OLM writes into the tenant namespaces nsclaim created: copies of
+// the operator's CSV (label olm.copiedFrom), one per namespace per AllNamespaces operator by default.
+// With NSCLAIM_OLM_COPIED_CSVS=disabled, OLM must report through the OLMConfig's DisabledCopiedCSVs
+// condition that copying is off and no copy is left, and no tenant namespace may hold one for 15s;
+// with "enabled", every tenant namespace must receive its copy.
+func (in *installation) checkCopiedCSVs(t *testing.T, tenants map[string]types.UID) {
+	t.Helper()
+	g := NewWithT(t)
+	switch in.copiedCSVs {
+	case "disabled":
+		cfg := olmObject(olmConfigGVK, "", "cluster", nil)
+		g.Eventually(func(g Gomega) {
+			g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(cfg), cfg)).To(Succeed())
+			disabled, _, _ := unstructured.NestedBool(cfg.Object, "spec", "features", "disableCopiedCSVs")
+			g.Expect(disabled).To(BeTrue(), "OLMConfig cluster must set spec.features.disableCopiedCSVs")
+			conditions, _, _ := unstructured.NestedSlice(cfg.Object, "status", "conditions")
+			status := ""
+			for _, c := range conditions {
+				if m, ok := c.(map[string]any); ok && m["type"] == "DisabledCopiedCSVs" {
+					status, _ = m["status"].(string)
+				}
+			}
+			g.Expect(status).To(Equal("True"), "OLMConfig cluster conditions: %v", conditions)
+		}).WithTimeout(claimTimeout).WithPolling(time.Second).Should(Succeed())
+		g.Consistently(func(g Gomega) {
+			counts, _ := copiedCSVs(t, tenants)
+			g.Expect(total(counts)).To(BeZero(), "copied CSVs in tenant namespaces: %v", counts)
+		}).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+	case "enabled":
+		g.Eventually(func(g Gomega) {
+			counts, _ := copiedCSVs(t, tenants)
+			for ns, c := range counts {
+				g.Expect(c).To(BeNumerically(">=", 1), "no copied CSV in %s yet", ns)
+			}
+		}).WithTimeout(claimTimeout).WithPolling(time.Second).Should(Succeed())
+	}
+	counts, size := copiedCSVs(t, tenants)
+	t.Logf("copied CSVs (copies of the operator's CSV, label %s) in the %d tenant namespaces nsclaim created: %d, %d bytes; per namespace: %v (NSCLAIM_OLM_COPIED_CSVS=%q)",
+		copiedFromLabel, len(tenants), total(counts), size, counts, in.copiedCSVs)
 }
