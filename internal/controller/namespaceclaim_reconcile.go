@@ -681,14 +681,32 @@ func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *cla
 	s.selfTest = &res
 	if len(res.Excess) > 0 || (len(res.Missing) > 0 && s.repaired == 0) {
 		monitoring.SelfTestFailed(s.class.Name)
-		n := 1
-		if v, ok := r.selfTestFailures.Load(s.claim.UID); ok {
-			n = v.(int) + 1
-		}
-		r.selfTestFailures.Store(s.claim.UID, n)
-		s.selfTestBackoff = selfTestDelay(n)
+		s.selfTestBackoff = r.selfTestRetryAfter(s)
 	} else if res.OK() {
 		r.selfTestFailures.Delete(s.claim.UID)
 	}
 	return nil
+}
+
+// selfTestBackoffState is a claim's run of failed self-tests: how many, and when the next retry is due.
+type selfTestBackoffState struct {
+	failures int
+	next     time.Time
+}
+
+// selfTestRetryAfter records a failed self-test of the claim and returns the wait before the next one.
+// A failure before the scheduled retry (a reconcile caused by some event) keeps the schedule, so the
+// backoff grows with retries, not with events.
+func (r *NamespaceClaimReconciler) selfTestRetryAfter(s *claimScope) time.Duration {
+	st := selfTestBackoffState{}
+	if v, ok := r.selfTestFailures.Load(s.claim.UID); ok {
+		st = v.(selfTestBackoffState)
+		if s.now.Before(st.next) {
+			return st.next.Sub(s.now)
+		}
+	}
+	st.failures++
+	st.next = s.now.Add(selfTestDelay(st.failures))
+	r.selfTestFailures.Store(s.claim.UID, st)
+	return st.next.Sub(s.now)
 }
