@@ -79,6 +79,10 @@ type NamespaceClaimReconciler struct {
 	// selfTestFailures counts, per claim UID, the self-tests that failed in a row (missing or excess
 	// permissions that were not waiting for new RoleBindings), for the retry backoff.
 	selfTestFailures sync.Map
+	// writtenStatus remembers, per claim, the status this process last wrote (only the operator writes
+	// a claim's status). A reconcile whose cached copy lags that write works from the written status
+	// instead: it would otherwise re-issue credentials, re-run the self-test and emit transitions again.
+	writtenStatus sync.Map
 	// lastTransition remembers, per claim UID, the last Ready transition this process emitted Events
 	// and counters for, so a stale cached copy does not emit it twice.
 	lastTransition sync.Map
@@ -118,8 +122,12 @@ type NamespaceClaimReconciler struct {
 func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	claim := &tenancyv1alpha1.NamespaceClaim{}
 	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.writtenStatus.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	r.overlayWrittenStatus(req, claim)
 	before := claim.DeepCopy()
 	s := &claimScope{claim: claim, now: r.Clock.Now()}
 
@@ -136,7 +144,10 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	defer func() {
 		setConditions(s, reterr)
 		r.emitEvents(s, before)
-		if err := r.patchStatus(ctx, before, claim); err != nil && reterr == nil {
+		err := r.patchStatus(ctx, before, claim)
+		if err == nil {
+			r.writtenStatus.Store(req.NamespacedName, writtenStatus{uid: claim.UID, status: claim.Status.DeepCopy()})
+		} else if reterr == nil {
 			reterr = err
 		}
 	}()
@@ -144,6 +155,29 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
+}
+
+// writtenStatus is the status this process last wrote for a claim, and the claim's UID.
+type writtenStatus struct {
+	uid    types.UID
+	status *tenancyv1alpha1.NamespaceClaimStatus
+}
+
+// overlayWrittenStatus replaces the status of a cached claim with the one this process last wrote for
+// it, when the cache has not caught up with that write yet (same claim UID, different status).
+func (r *NamespaceClaimReconciler) overlayWrittenStatus(req ctrl.Request, claim *tenancyv1alpha1.NamespaceClaim) {
+	v, ok := r.writtenStatus.Load(req.NamespacedName)
+	if !ok {
+		return
+	}
+	w := v.(writtenStatus)
+	if w.uid != claim.UID {
+		r.writtenStatus.Delete(req.NamespacedName)
+		return
+	}
+	if !equality.Semantic.DeepEqual(&claim.Status, w.status) {
+		claim.Status = *w.status.DeepCopy()
+	}
 }
 
 // patchStatus writes the status once, and only if it changed.
