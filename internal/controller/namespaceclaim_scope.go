@@ -95,11 +95,6 @@ type claimScope struct {
 // held reports whether the claim holds a namespace (recorded in its status).
 func (s *claimScope) held() bool { return s.claim.Status.Namespace != "" }
 
-// stopped reports whether a phase decided that later phases must not run.
-func (s *claimScope) stopped() bool {
-	return s.refusal != nil || s.expired || s.released || s.terminating != ""
-}
-
 // requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
 func (s *claimScope) requeueAfter() time.Duration {
 	var next time.Duration
