@@ -228,7 +228,17 @@ func run(o options) error {
 	if o.requireFence {
 		fenceGate = fenceObs
 	}
+	// Every RoleBinding and ClusterRoleBinding, stripped to roleRef and subjects, indexed by subject:
+	// the self-test finds grants made ahead of time for a tenant outside its namespace.
+	bindings, err := controller.NewBindingIndex(cfg, scheme)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(bindings); err != nil {
+		return fmt.Errorf("adding the binding index: %w", err)
+	}
 	if err := (&controller.NamespaceClaimReconciler{
+		Bindings:                 bindings,
 		Client:                   mgr.GetClient(),
 		APIReader:                mgr.GetAPIReader(),
 		Recorder:                 mgr.GetEventRecorder("nsclaim"),

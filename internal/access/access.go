@@ -152,10 +152,22 @@ func dedupe(in []Check) []Check {
 	return out
 }
 
-// Failure is a check whose answer was not the expected one.
+// Failure is a check whose answer was not the expected one, or (Grant set) a binding that gives the
+// identity rights outside its namespace.
 type Failure struct {
 	Check
 	Reason string
+	// Grant describes a binding found outside the identity's namespace, for example
+	// "RoleBinding team-b/x grants ClusterRole edit to User:system:serviceaccount:ns:nsclaim-tenant".
+	Grant string
+}
+
+// String describes the failure for a condition message.
+func (f Failure) String() string {
+	if f.Grant != "" {
+		return f.Grant
+	}
+	return f.Check.String()
 }
 
 // Result of a self-test: Missing are permissions the identity should have and lacks; Excess are

@@ -87,6 +87,9 @@ type NamespaceClaimReconciler struct {
 	// and counters for, so a stale cached copy does not emit it twice.
 	lastTransition sync.Map
 
+	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
+	// self-test.
+	Bindings *BindingIndex
 	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
 	// --require-fence=false, and envtest).
 	Fence FenceGate

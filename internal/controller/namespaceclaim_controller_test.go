@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -395,4 +396,42 @@ func TestQuietWhenNothingChanges(t *testing.T) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ns), n)).To(Succeed())
 		g.Expect(n.ResourceVersion).To(Equal(ns.ResourceVersion))
 	}).WithTimeout(3 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+}
+
+// A RoleBinding made ahead of time in another team's namespace, granting edit to the future tenant of
+// a claim (its ServiceAccount user, or its namespace's group), is found: ExcessPermissions naming the
+// binding, and no credential is handed out. A SubjectAccessReview sample of a few namespaces misses it.
+func TestGrantMadeAheadOfTimeElsewhereIsExcess(t *testing.T) {
+	requireEnvtest(t)
+	t.Parallel()
+	for name, subject := range map[string]rbacv1.Subject{
+		"user":  {Kind: rbacv1.ServiceAccountKind, Name: tenancyv1alpha1.TenantServiceAccountName},
+		"group": {Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g := NewWithT(t)
+			class := newClass(t)
+			target := uniq("ahead")
+			if subject.Kind == rbacv1.ServiceAccountKind {
+				subject.Namespace = target
+			} else {
+				subject.Name = "system:serviceaccounts:" + target
+			}
+			other := newRequesterNamespace(t, nil) // another team's namespace
+			rb := &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: uniq("planted"), Namespace: other},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: testRoleName},
+				Subjects:   []rbacv1.Subject{subject},
+			}
+			g.Expect(k8s.Create(ctx, rb)).To(Succeed())
+			claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name), withNamespaceName(target))
+			got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ExcessPermissionsReason)
+			c := meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
+			g.Expect(c.Message).To(ContainSubstring("RoleBinding " + other + "/" + rb.Name))
+			g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: claim.Name + "-kubeconfig"}, &corev1.Secret{}))).To(BeTrue())
+			g.Expect(k8s.Delete(ctx, rb)).To(Succeed())
+			waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+		})
+	}
 }

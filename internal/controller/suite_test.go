@@ -159,7 +159,15 @@ func startManager() {
 	if err != nil {
 		panic(err)
 	}
+	bindings, err := NewBindingIndex(cfg, scheme)
+	if err != nil {
+		panic(err)
+	}
+	if err := mgr.Add(bindings); err != nil {
+		panic(err)
+	}
 	r := &NamespaceClaimReconciler{
+		Bindings:                 bindings,
 		Client:                   mgr.GetClient(),
 		APIReader:                mgr.GetAPIReader(),
 		Recorder:                 mgr.GetEventRecorder("nsclaim"),

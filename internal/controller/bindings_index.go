@@ -1,0 +1,159 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+)
+
+// subjectIndex indexes RoleBindings and ClusterRoleBindings by the subjects they name.
+const subjectIndex = "nsclaim.subject"
+
+// BindingIndex answers, from an informer cache of every RoleBinding and ClusterRoleBinding of the
+// cluster (stripped to name, nsclaim's managed-by label, roleRef and subjects), which bindings that
+// nsclaim did not make name a given user, ServiceAccount or group. A SubjectAccessReview sample cannot
+// see a RoleBinding in some third namespace made ahead of time for a future tenant; this can.
+type BindingIndex struct {
+	cache cache.Cache
+}
+
+// NewBindingIndex creates the index's own cache (the manager's caches keep only nsclaim's bindings).
+// Add it to the manager (it is a Runnable) so it starts with the others.
+func NewBindingIndex(cfg *rest.Config, scheme *runtime.Scheme) (*BindingIndex, error) {
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:           scheme,
+		ByObject:         map[client.Object]cache.ByObject{&rbacv1.RoleBinding{}: {}, &rbacv1.ClusterRoleBinding{}: {}},
+		DefaultTransform: stripBinding,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the binding cache: %w", err)
+	}
+	ctx := context.Background()
+	for _, o := range []client.Object{&rbacv1.RoleBinding{}, &rbacv1.ClusterRoleBinding{}} {
+		if err := c.IndexField(ctx, o, subjectIndex, func(o client.Object) []string { return subjectKeys(bindingSubjects(o)) }); err != nil {
+			return nil, fmt.Errorf("indexing bindings by subject: %w", err)
+		}
+	}
+	return &BindingIndex{cache: c}, nil
+}
+
+// Start runs the cache until ctx ends.
+func (b *BindingIndex) Start(ctx context.Context) error { return b.cache.Start(ctx) }
+
+// stripBinding keeps only what the lookup needs.
+func stripBinding(obj any) (any, error) {
+	keep := func(m *metav1.ObjectMeta) metav1.ObjectMeta {
+		out := metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion, UID: m.UID}
+		if v, ok := m.Labels[tenancyv1alpha1.ManagedByLabel]; ok {
+			out.Labels = map[string]string{tenancyv1alpha1.ManagedByLabel: v}
+		}
+		return out
+	}
+	switch b := obj.(type) {
+	case *rbacv1.RoleBinding:
+		return &rbacv1.RoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta), RoleRef: b.RoleRef, Subjects: b.Subjects}, nil
+	case *rbacv1.ClusterRoleBinding:
+		return &rbacv1.ClusterRoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta), RoleRef: b.RoleRef, Subjects: b.Subjects}, nil
+	}
+	return obj, nil
+}
+
+func bindingSubjects(o client.Object) []rbacv1.Subject {
+	switch b := o.(type) {
+	case *rbacv1.RoleBinding:
+		return b.Subjects
+	case *rbacv1.ClusterRoleBinding:
+		return b.Subjects
+	}
+	return nil
+}
+
+// subjectKeys are the index keys of subjects: "User:<name>", "Group:<name>" and
+// "ServiceAccount:<namespace>/<name>" (a ServiceAccount is also its user name).
+func subjectKeys(subjects []rbacv1.Subject) []string {
+	keys := make([]string, 0, len(subjects))
+	for _, s := range subjects {
+		switch s.Kind {
+		case rbacv1.ServiceAccountKind:
+			keys = append(keys, "User:system:serviceaccount:"+s.Namespace+":"+s.Name)
+		case rbacv1.UserKind, rbacv1.GroupKind:
+			keys = append(keys, s.Kind+":"+s.Name)
+		}
+	}
+	return keys
+}
+
+// ForeignGrant is a binding nsclaim did not make that names the tenant.
+type ForeignGrant struct {
+	// Binding is "RoleBinding <ns>/<name>" or "ClusterRoleBinding <name>".
+	Binding string
+	// Role is "ClusterRole <name>" or "Role <name>".
+	Role string
+	// Subject is the subject it names: the tenant's user or its namespace's group.
+	Subject string
+}
+
+func (g ForeignGrant) String() string {
+	return fmt.Sprintf("%s grants %s to %s", g.Binding, g.Role, g.Subject)
+}
+
+// ForeignGrants returns the bindings, not made by nsclaim, that name the tenant of namespace ns: its
+// ServiceAccount user or the group of every ServiceAccount of ns. Grants to groups shared by every
+// identity (system:serviceaccounts, system:authenticated) are not one tenant's and are not returned.
+func (b *BindingIndex) ForeignGrants(ctx context.Context, ns string) ([]ForeignGrant, error) {
+	user := "system:serviceaccount:" + ns + ":" + tenancyv1alpha1.TenantServiceAccountName
+	var out []ForeignGrant
+	for _, subject := range []string{"User:" + user, "Group:system:serviceaccounts:" + ns} {
+		rbs := &rbacv1.RoleBindingList{}
+		if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
+			return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+		}
+		for i := range rbs.Items {
+			rb := &rbs.Items[i]
+			if rb.Namespace == ns {
+				// Inside its own namespace the tenant's rights are the class's and its own business.
+				continue
+			}
+			out = append(out, ForeignGrant{Binding: "RoleBinding " + rb.Namespace + "/" + rb.Name, Role: rb.RoleRef.Kind + " " + rb.RoleRef.Name, Subject: subject})
+		}
+		crbs := &rbacv1.ClusterRoleBindingList{}
+		if err := b.cache.List(ctx, crbs, client.MatchingFields{subjectIndex: subject}); err != nil {
+			return nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
+		}
+		for i := range crbs.Items {
+			crb := &crbs.Items[i]
+			if isManaged(crb) && crb.Name == tenancyv1alpha1.NamespaceWatcherPrefix+ns {
+				// The tenant's own namespace watcher (the fence admits no other shape under that name).
+				continue
+			}
+			out = append(out, ForeignGrant{Binding: "ClusterRoleBinding " + crb.Name, Role: crb.RoleRef.Kind + " " + crb.RoleRef.Name, Subject: subject})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
+}
