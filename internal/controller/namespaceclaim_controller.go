@@ -83,9 +83,6 @@ type NamespaceClaimReconciler struct {
 	// a claim's status). A reconcile whose cached copy lags that write works from the written status
 	// instead: it would otherwise re-issue credentials, re-run the self-test and emit transitions again.
 	writtenStatus sync.Map
-	// lastTransition remembers, per claim UID, the last Ready transition this process emitted Events
-	// and counters for, so a stale cached copy does not emit it twice.
-	lastTransition sync.Map
 
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test.

@@ -23,7 +23,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,7 +42,6 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	r.credentialsChecked.Delete(claim.UID)
 	r.provisioned.Delete(claim.UID)
 	r.selfTestFailures.Delete(claim.UID)
-	r.lastTransition.Delete(claim.UID)
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -84,12 +82,6 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 // emitEvents records an Event and the metrics of a transition of the claim's Ready condition. Events
 // never carry a token: their notes come from condition messages, which never do.
 func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1alpha1.NamespaceClaim) {
-	// A reconcile of a stale cached copy (this process's last status write has not reached the cache)
-	// sees the same transition again: this process remembers the Ready state it last reached for each
-	// claim, and acts only on a change of it.
-	if last, seen := r.lastTransition.Swap(s.claim.UID, readyKey(s.claim)); seen && last == readyKey(s.claim) {
-		return
-	}
 	e := transitionEvent(before.Status.Conditions, s.claim.Status.Conditions)
 	if e == nil {
 		return
@@ -123,12 +115,4 @@ func className(claim *tenancyv1alpha1.NamespaceClaim) string {
 		return claim.Status.ClassName
 	}
 	return provision.ClassOf(claim)
-}
-
-// readyKey is the status and reason of the claim's Ready condition ("" when it has none).
-func readyKey(claim *tenancyv1alpha1.NamespaceClaim) string {
-	if c := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition); c != nil {
-		return string(c.Status) + "/" + c.Reason
-	}
-	return ""
 }
