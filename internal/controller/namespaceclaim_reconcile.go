@@ -539,14 +539,20 @@ const (
 // that changes nothing and fails on any Secret that is not this claim's, so no other Secret is ever
 // read. For this claim's own Secret it returns the token record the Secret carries (nil if none).
 func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *credentials.Record, error) {
+	state, sec, err := r.probe(ctx, claim, name)
+	if state != secretOurs || err != nil || len(sec.Data[credentials.TokenKey]) == 0 {
+		return state, nil, err
+	}
+	return state, credentials.RecordFromAnnotations(sec.Annotations), nil
+}
+
+// probe sends the probe patch and returns the Secret when it is this claim's.
+func (r *NamespaceClaimReconciler) probe(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *corev1.Secret, error) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
 	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(FieldOwner))
 	switch {
 	case err == nil:
-		if len(sec.Data[credentials.TokenKey]) == 0 {
-			return secretOurs, nil, nil
-		}
-		return secretOurs, credentials.RecordFromAnnotations(sec.Annotations), nil
+		return secretOurs, sec, nil
 	case apierrors.IsNotFound(err):
 		return secretAbsent, nil, nil
 	case isPatchTestFailure(err):
@@ -565,19 +571,16 @@ func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *cla
 	if claim.Status.CredentialsSecretName == "" && claim.Status.TokenExpiresAt == nil {
 		return nil
 	}
-	name := credentialsSecretName(claim)
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
-	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(FieldOwner))
-	switch {
-	case err == nil:
+	state, sec, err := r.probe(ctx, claim, credentialsSecretName(claim))
+	if err != nil {
+		return err
+	}
+	if state == secretOurs {
 		uid, rv := sec.UID, sec.ResourceVersion
 		if err := r.Delete(ctx, sec, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting Secret %s: %w", klog.KObj(sec), err)
 		}
 		logf.FromContext(ctx).Info("Deleted the credentials of a namespace that is going", "secret", klog.KObj(sec))
-	case apierrors.IsNotFound(err), isPatchTestFailure(err):
-	default:
-		return fmt.Errorf("checking Secret %s: %w", klog.KObj(sec), err)
 	}
 	claim.Status.CredentialsSecretName = ""
 	claim.Status.TokenExpiresAt = nil
