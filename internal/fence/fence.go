@@ -31,6 +31,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -161,15 +162,12 @@ func Compare(want, have Expected) Status {
 }
 
 func comparePolicy(want, policy *admissionregistrationv1.ValidatingAdmissionPolicy) []string {
+	const kind = "ValidatingAdmissionPolicy"
 	if policy == nil {
-		return []string{fmt.Sprintf("ValidatingAdmissionPolicy %s is missing", want.Name)}
-	}
-	var problems []string
-	if !policy.DeletionTimestamp.IsZero() {
-		problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s is being deleted", policy.Name))
+		return []string{fmt.Sprintf("%s %s is missing", kind, want.Name)}
 	}
 	w, h := want.Spec, policy.Spec
-	for _, f := range []field{
+	return compareFields(kind, &policy.ObjectMeta, []field{
 		{"spec.paramKind", w.ParamKind, h.ParamKind},
 		{"spec.matchConstraints", w.MatchConstraints, h.MatchConstraints},
 		{"spec.matchConditions", w.MatchConditions, h.MatchConditions},
@@ -177,31 +175,33 @@ func comparePolicy(want, policy *admissionregistrationv1.ValidatingAdmissionPoli
 		{"spec.validations", w.Validations, h.Validations},
 		{"spec.failurePolicy", w.FailurePolicy, h.FailurePolicy},
 		{"spec.auditAnnotations", w.AuditAnnotations, h.AuditAnnotations},
-	} {
-		if !equality.Semantic.DeepEqual(f.want, f.have) {
-			problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicy %s: %s differs from the shipped fence", policy.Name, f.path))
-		}
-	}
-	return problems
+	})
 }
 
 func compareBinding(want, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) []string {
+	const kind = "ValidatingAdmissionPolicyBinding"
 	if binding == nil {
-		return []string{fmt.Sprintf("ValidatingAdmissionPolicyBinding %s is missing", want.Name)}
-	}
-	var problems []string
-	if !binding.DeletionTimestamp.IsZero() {
-		problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s is being deleted", binding.Name))
+		return []string{fmt.Sprintf("%s %s is missing", kind, want.Name)}
 	}
 	w, h := want.Spec, binding.Spec
-	for _, f := range []field{
+	return compareFields(kind, &binding.ObjectMeta, []field{
 		{"spec.policyName", w.PolicyName, h.PolicyName},
 		{"spec.paramRef", w.ParamRef, h.ParamRef},
 		{"spec.matchResources", w.MatchResources, h.MatchResources},
 		{"spec.validationActions", w.ValidationActions, h.ValidationActions},
-	} {
+	})
+}
+
+// compareFields reports a live object of kind being deleted, and each field that differs from the
+// shipped fence.
+func compareFields(kind string, live *metav1.ObjectMeta, fields []field) []string {
+	var problems []string
+	if !live.DeletionTimestamp.IsZero() {
+		problems = append(problems, fmt.Sprintf("%s %s is being deleted", kind, live.Name))
+	}
+	for _, f := range fields {
 		if !equality.Semantic.DeepEqual(f.want, f.have) {
-			problems = append(problems, fmt.Sprintf("ValidatingAdmissionPolicyBinding %s: %s differs from the shipped fence", binding.Name, f.path))
+			problems = append(problems, fmt.Sprintf("%s %s: %s differs from the shipped fence", kind, live.Name, f.path))
 		}
 	}
 	return problems
