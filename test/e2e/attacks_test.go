@@ -32,13 +32,11 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
@@ -68,13 +66,8 @@ func newRequester(t *testing.T, name string) *pipeline {
 	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "secrets", Namespace: ns},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "secrets"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}}})).To(Succeed())
-	tr := &authenticationv1.TokenRequest{}
-	g.Expect(admin.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
-	p := &pipeline{ns: ns, kubeconfig: writeKubeconfig(t, tr.Status.Token, ns)}
-	pcfg, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig)
-	g.Expect(err).NotTo(HaveOccurred())
-	p.client, err = client.New(pcfg, client.Options{Scheme: scheme})
-	g.Expect(err).NotTo(HaveOccurred())
+	p := &pipeline{ns: ns}
+	p.kubeconfig, p.client = loginAs(t, sa, ns)
 	return p
 }
 

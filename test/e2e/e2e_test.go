@@ -113,14 +113,24 @@ func newPipeline(t *testing.T, name string) *pipeline {
 	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pipeline", Namespace: ns},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "pipeline"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "pipeline", Namespace: ns}}})).To(Succeed())
+	p := &pipeline{ns: ns}
+	p.kubeconfig, p.client = loginAs(t, sa, ns)
+	return p
+}
+
+// loginAs mints a token of sa and returns a kubeconfig with it (default namespace ns) and a client
+// that acts with it, as the pipeline holding that token would.
+func loginAs(t *testing.T, sa *corev1.ServiceAccount, ns string) (string, client.Client) {
+	t.Helper()
+	g := NewWithT(t)
 	tr := &authenticationv1.TokenRequest{}
 	g.Expect(admin.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
-	p := &pipeline{ns: ns, kubeconfig: writeKubeconfig(t, tr.Status.Token, ns)}
-	pcfg, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig)
+	kubeconfig := writeKubeconfig(t, tr.Status.Token, ns)
+	pcfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	g.Expect(err).NotTo(HaveOccurred())
-	p.client, err = client.New(pcfg, client.Options{Scheme: scheme})
+	c, err := client.New(pcfg, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
-	return p
+	return kubeconfig, c
 }
 
 func writeKubeconfig(t *testing.T, token, ns string) string {

@@ -28,12 +28,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -74,13 +72,8 @@ func newRequestPipeline(t *testing.T, name string) *requestPipeline {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}}}
 	g.Expect(admin.Create(ctx, rb)).To(Succeed())
 	t.Cleanup(func() { _ = admin.Delete(ctx, rb) })
-	tr := &authenticationv1.TokenRequest{}
-	g.Expect(admin.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
-	p := &requestPipeline{user: "system:serviceaccount:" + ns + ":pipeline", kubeconfig: writeKubeconfig(t, tr.Status.Token, rq)}
-	pcfg, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig)
-	g.Expect(err).NotTo(HaveOccurred())
-	p.client, err = client.New(pcfg, client.Options{Scheme: scheme})
-	g.Expect(err).NotTo(HaveOccurred())
+	p := &requestPipeline{user: "system:serviceaccount:" + ns + ":pipeline"}
+	p.kubeconfig, p.client = loginAs(t, sa, rq)
 	return p
 }
 
