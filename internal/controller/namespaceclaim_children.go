@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
+
+// reconcileChildren makes the ServiceAccount, Role, RoleBindings, quota, limit range and network policy
+// in the namespace match the class, restoring any that drifted or were deleted, and deletes the
+// optional ones the class no longer asks for.
+func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *claimScope) error {
+	d := s.desired
+	objs := []client.Object{d.ServiceAccount, d.ReleaseRole}
+	for _, rb := range d.RoleBindings {
+		objs = append(objs, rb)
+	}
+	for _, o := range []client.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy} {
+		if !isNil(o) {
+			objs = append(objs, o)
+		}
+	}
+	// The namespace owns its watcher ClusterRole and binding, so garbage collection removes them with it.
+	if s.namespace != nil {
+		for _, o := range []client.Object{d.NamespaceWatcher, d.NamespaceWatcherBinding} {
+			o.SetOwnerReferences([]metav1.OwnerReference{namespaceOwnerRef(s.namespace)})
+			objs = append(objs, o)
+		}
+	}
+	roleFields := provision.ClusterRoleFields(s.class)
+	for _, want := range objs {
+		changed, err := r.ensure(ctx, want)
+		if apierrors.IsForbidden(err) {
+			if f, ok := boundRoleField(want, d.RoleBindings, roleFields); ok {
+				// RBAC refuses a binding to a role the operator may not bind: nothing was bound.
+				s.refusal = provision.NotBindable(s.class, []provision.ClusterRoleField{f})
+				return nil
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if changed {
+			s.repaired++
+		}
+	}
+	if err := r.pruneChildren(ctx, s); err != nil {
+		return err
+	}
+	s.childrenReady = true
+	return nil
+}
+
+// boundRoleField returns the class field naming the ClusterRole that want, one of the class's
+// RoleBindings, binds.
+func boundRoleField(want client.Object, bindings []*rbacv1.RoleBinding, fields []provision.ClusterRoleField) (provision.ClusterRoleField, bool) {
+	rb, ok := want.(*rbacv1.RoleBinding)
+	if !ok || rb.RoleRef.Kind != "ClusterRole" {
+		return provision.ClusterRoleField{}, false
+	}
+	// bindings are the tenant's, the release Role's, then the class's extra ones in order; fields are
+	// spec.clusterRole, then the extra ones in the same order.
+	for i, b := range bindings {
+		if b.Name != rb.Name {
+			continue
+		}
+		switch {
+		case i == 0:
+			return fields[0], true
+		case i >= 2 && i-1 < len(fields):
+			return fields[i-1], true
+		}
+	}
+	return provision.ClusterRoleField{}, false
+}
+
+// pruneChildren deletes objects this claim owns in its namespace that the class no longer asks for.
+func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimScope) error {
+	ns := s.desired.Namespace.Name
+	keep := map[string]bool{}
+	for _, rb := range s.desired.RoleBindings {
+		keep[rb.Name] = true
+	}
+	sel := client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: s.owner.UID}
+	rbs := &rbacv1.RoleBindingList{}
+	if err := r.List(ctx, rbs, client.InNamespace(ns), sel); err != nil {
+		return fmt.Errorf("listing RoleBindings in %s: %w", ns, err)
+	}
+	var stale []client.Object
+	for i := range rbs.Items {
+		if !keep[rbs.Items[i].Name] {
+			stale = append(stale, &rbs.Items[i])
+		}
+	}
+	for _, opt := range []struct {
+		want client.Object
+		have client.Object
+		name string
+	}{
+		{s.desired.ResourceQuota, &corev1.ResourceQuota{}, provision.ResourceQuotaName},
+		{s.desired.LimitRange, &corev1.LimitRange{}, provision.LimitRangeName},
+		{s.desired.NetworkPolicy, &networkingv1.NetworkPolicy{}, provision.NetworkPolicyName},
+	} {
+		if !isNil(opt.want) {
+			continue
+		}
+		if ok, err := found(r.Get(ctx, client.ObjectKey{Namespace: ns, Name: opt.name}, opt.have)); err != nil {
+			return err
+		} else if ok && provision.OwnedBy(opt.have, s.owner) {
+			stale = append(stale, opt.have)
+		}
+	}
+	for _, o := range stale {
+		if err := r.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %T %s: %w", o, klog.KObj(o), err)
+		}
+		s.repaired++
+	}
+	return nil
+}

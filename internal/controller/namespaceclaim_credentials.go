@@ -1,0 +1,268 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
+
+// reconcileCredentials keeps a Secret next to the claim with a valid token of the tenant ServiceAccount.
+// The operator never reads Secrets: what it issued is recorded in the claim's status, and the Secret is
+// only ever created, or changed through a JSON patch whose first operation tests the claim-uid label,
+// so a Secret of that name that nsclaim did not make for this claim is never read or changed (the
+// claim is refused with SecretConflict). A token is issued when there is none or its Secret is gone,
+// when the ServiceAccount was recreated, or when renewal is due; with the only-once token policy it is
+// issued once, valid until the claim expires, and never again.
+func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *claimScope) error {
+	claim := s.claim
+	name := credentialsSecretName(claim)
+	rec := tokenRecord(claim)
+	ns := s.desired.Namespace.Name
+	sa := &corev1.ServiceAccount{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
+		return fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
+	}
+	if s.tokenOnce && rec != nil && claim.Status.CredentialsSecretName == name {
+		if rec.ServiceAccountUID != "" && rec.ServiceAccountUID != string(sa.UID) {
+			// The ServiceAccount was recreated: the only token this claim gets is dead, and none is
+			// issued again.
+			s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.TokenRevokedReason, Message: fmt.Sprintf(
+				"ServiceAccount %s/%s was recreated, so the only-once token no longer works and is not issued again: delete the claim and ask again", ns, sa.Name)}
+			return nil
+		}
+		s.credentialsReady = true
+		return nil
+	}
+	// In steady state (a Ready claim where nothing was repaired) the record is trusted without asking
+	// the API server, except once every CredentialsCheckInterval: a Secret deleted behind the
+	// operator's back (which no watch reports, since the operator cannot read Secrets) is re-created
+	// then, or at the next renewal.
+	state := secretOurs
+	if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != name || due {
+		r.credentialsCheckedNow(s)
+		var err error
+		var found *credentials.Record
+		if state, found, err = r.probeSecret(ctx, claim, name); err != nil {
+			return err
+		}
+		// The Secret's own record is the latest word: the cached status may lag this operator's
+		// last write.
+		rec = found
+	}
+	if state == secretForeign {
+		s.refusal = secretConflict(claim, name)
+		return nil
+	}
+	renewBefore := provision.RenewBefore(s.class)
+	decision := credentials.Schedule(s.now, rec, string(sa.UID), renewBefore)
+	if !decision.Issue {
+		s.renewAt = decision.RenewAt
+		s.credentialsReady = true
+		claim.Status.CredentialsSecretName = name
+		claim.Status.TokenExpiresAt = credentials.ExpiryTime(rec.ExpiresAt)
+		claim.Status.TokenServiceAccountUID = rec.ServiceAccountUID
+		return nil
+	}
+	ttl := provision.TokenTTL(s.class)
+	if s.tokenOnce {
+		// Issued once, valid until the claim expires, but never longer than the class allows a token.
+		ttl = min(credentials.OnceTTL(s.now, s.expiresAt), ttl)
+	}
+	tok, err := r.issueToken(ctx, sa, ttl)
+	if err != nil {
+		monitoring.CredentialFailed(s.class.Name)
+		return err
+	}
+	logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(sa), "reason", decision.Reason, "secret", state, "expiresAt", tok.ExpiresAt, "onlyOnce", s.tokenOnce)
+	data, err := credentials.SecretData(r.Endpoint, ns, tok)
+	if err != nil {
+		return fmt.Errorf("rendering kubeconfig: %w", err)
+	}
+	if state == secretAbsent {
+		err = r.createSecret(ctx, s, name, data, tok)
+	} else {
+		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}},
+			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok)), client.FieldOwner(FieldOwner))
+		if isPatchTestFailure(err) {
+			s.refusal = secretConflict(claim, name)
+			return nil
+		}
+	}
+	if err != nil {
+		monitoring.CredentialFailed(s.class.Name)
+		return fmt.Errorf("writing Secret %s/%s: %w", claim.Namespace, name, err)
+	}
+	monitoring.CredentialIssued(s.class.Name, decision.Reason != credentials.ReasonNoToken)
+	s.tokenIssued = true
+	s.repaired++
+	if !s.tokenOnce {
+		s.renewAt = tok.ExpiresAt.Add(-renewBefore)
+	}
+	claim.Status.CredentialsSecretName = name
+	claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
+	claim.Status.TokenServiceAccountUID = tok.ServiceAccountUID
+	s.credentialsReady = true
+	return nil
+}
+
+// secretState is what a probe learned about the credentials Secret.
+type secretState int
+
+func (s secretState) String() string { return [...]string{"ours", "absent", "foreign"}[s] }
+
+const (
+	secretOurs secretState = iota
+	secretAbsent
+	secretForeign
+)
+
+// probeSecret finds out whether the credentials Secret exists and is this claim's, with a JSON patch
+// that changes nothing and fails on any Secret that is not this claim's, so no other Secret is ever
+// read. For this claim's own Secret it returns the token record the Secret carries (nil if none).
+func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *credentials.Record, error) {
+	state, sec, err := r.probe(ctx, claim, name)
+	if state != secretOurs || err != nil || len(sec.Data[credentials.TokenKey]) == 0 {
+		return state, nil, err
+	}
+	return state, credentials.RecordFromAnnotations(sec.Annotations), nil
+}
+
+// probe sends the probe patch and returns the Secret when it is this claim's.
+func (r *NamespaceClaimReconciler) probe(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *corev1.Secret, error) {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
+	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(FieldOwner))
+	switch {
+	case err == nil:
+		return secretOurs, sec, nil
+	case apierrors.IsNotFound(err):
+		return secretAbsent, nil, nil
+	case isPatchTestFailure(err):
+		return secretForeign, nil, nil
+	}
+	return secretOurs, nil, fmt.Errorf("checking Secret %s/%s: %w", claim.Namespace, name, err)
+}
+
+// deleteCredentials deletes the claim's credentials Secret once its namespace is going (expired or
+// released): a dead token must not wait, next to the claim, until the namespace is gone, where a
+// pipeline re-run that asks for the same name would read it. The Secret is found with the probe that
+// fails on any Secret not made for this claim, and deleted on the UID and resourceVersion the probe
+// returned, so no other Secret is ever deleted. The status forgets the token, so this runs once.
+func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *claimScope) error {
+	claim := s.claim
+	if claim.Status.CredentialsSecretName == "" && claim.Status.TokenExpiresAt == nil {
+		return nil
+	}
+	state, sec, err := r.probe(ctx, claim, credentialsSecretName(claim))
+	if err != nil {
+		return err
+	}
+	if state == secretOurs {
+		uid, rv := sec.UID, sec.ResourceVersion
+		if err := r.Delete(ctx, sec, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Secret %s: %w", klog.KObj(sec), err)
+		}
+		logf.FromContext(ctx).Info("Deleted the credentials of a namespace that is going", "secret", klog.KObj(sec))
+	}
+	claim.Status.CredentialsSecretName = ""
+	claim.Status.TokenExpiresAt = nil
+	claim.Status.TokenServiceAccountUID = ""
+	return nil
+}
+
+// createSecret creates the credentials Secret, owned by the claim (garbage-collected with it) and by the
+// namespace (so that, as the ConfigMap protocol promises, deleting the namespace removes it too).
+func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimScope, name string, data map[string][]byte, tok credentials.Token) error {
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.claim.Namespace, Labels: map[string]string{
+			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
+			tenancyv1alpha1.ClaimUIDLabel:  string(s.claim.UID),
+		}, Annotations: credentials.TokenAnnotations(tok)},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	if err := controllerutil.SetControllerReference(s.claim, sec, r.Scheme()); err != nil {
+		return fmt.Errorf("setting owner of Secret %s: %w", klog.KObj(sec), err)
+	}
+	if s.namespace != nil {
+		sec.OwnerReferences = append(sec.OwnerReferences, namespaceOwnerRef(s.namespace))
+	}
+	err := r.Create(ctx, sec, client.FieldOwner(FieldOwner))
+	if apierrors.IsAlreadyExists(err) {
+		// Made since the probe; the next reconcile probes it again.
+		return fmt.Errorf("secret %s appeared while it was being created: %w", klog.KObj(sec), err)
+	}
+	return err
+}
+
+// isPatchTestFailure reports a JSON patch whose test operation failed (422 without a field cause).
+func isPatchTestFailure(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity
+}
+
+func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *provision.Refusal {
+	return &provision.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
+		"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched: delete it, or set spec.credentialsSecretName", claim.Namespace, name)}
+}
+
+// credentialsSecretName is the claim's credentials Secret: spec.credentialsSecretName or the default.
+func credentialsSecretName(claim *tenancyv1alpha1.NamespaceClaim) string {
+	if claim.Spec.CredentialsSecretName != "" {
+		return claim.Spec.CredentialsSecretName
+	}
+	return credentials.SecretName(claim.Name)
+}
+
+// tokenRecord is the status's record of the issued token, or nil.
+func tokenRecord(claim *tenancyv1alpha1.NamespaceClaim) *credentials.Record {
+	if claim.Status.TokenExpiresAt == nil {
+		return nil
+	}
+	return &credentials.Record{ExpiresAt: claim.Status.TokenExpiresAt.Time, ServiceAccountUID: claim.Status.TokenServiceAccountUID}
+}
+
+// issueToken asks the TokenRequest API for a token of sa with the given lifetime.
+func (r *NamespaceClaimReconciler) issueToken(ctx context.Context, sa *corev1.ServiceAccount, ttl time.Duration) (credentials.Token, error) {
+	seconds := int64(ttl.Seconds())
+	tr := &authenticationv1.TokenRequest{}
+	tr.Spec.ExpirationSeconds = &seconds
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
+	if err := r.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return credentials.Token{}, fmt.Errorf("requesting token for ServiceAccount %s: %w", klog.KObj(sa), err)
+	}
+	return credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(sa.UID)}, nil
+}
