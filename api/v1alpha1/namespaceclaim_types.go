@@ -24,6 +24,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.className) == has(oldSelf.className) && (!has(self.className) || self.className == oldSelf.className)",message="className is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.namespaceName) == has(oldSelf.namespaceName) && (!has(self.namespaceName) || self.namespaceName == oldSelf.namespaceName)",message="namespaceName is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretName) == has(oldSelf.credentialsSecretName) && (!has(self.credentialsSecretName) || self.credentialsSecretName == oldSelf.credentialsSecretName)",message="credentialsSecretName is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.creator) == has(oldSelf.creator) && (!has(self.creator) || self.creator == oldSelf.creator)",message="creator is recorded by the API server when the claim is created and is immutable"
 type NamespaceClaimSpec struct {
 	// className names the NamespaceClass to use; unset means the default class. Immutable.
 	// +optional
@@ -65,6 +66,56 @@ type NamespaceClaimSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="credentialsSecretName must be a DNS-1123 subdomain"
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Credentials Secret Name",xDescriptors={"urn:alm:descriptor:io.kubernetes:Secret"}
 	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
+
+	// creator is the identity that created the claim, recorded by the API server's admission (the
+	// nsclaim-stamp-creator MutatingAdmissionPolicy of config/fence replaces whatever the creator
+	// sends). Classes of credentials mode Requester bind it. Immutable.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Creator",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	Creator *ClaimCreator `json:"creator,omitempty"`
+}
+
+// ClaimCreator is the authenticated identity of the request that created a claim.
+type ClaimCreator struct {
+	// username is the creator's username as authenticated by the API server.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	Username string `json:"username"`
+
+	// uid is the creator's UID as authenticated, if any.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	UID string `json:"uid,omitempty"`
+
+	// groups are the creator's groups as authenticated.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=1024
+	Groups []string `json:"groups,omitempty"`
+
+	// extra is the authenticator's extra information about the creator.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Extra map[string][]string `json:"extra,omitempty"`
+}
+
+// IssuedToken records one token issued for a claim, by the credential ID the API server writes into the
+// audit log of every request made with it.
+type IssuedToken struct {
+	// credentialID is the token's ID (its `jti` claim). The API server records it as the user extra
+	// `authentication.kubernetes.io/credential-id` (value `JTI=<credentialID>`) in the audit log.
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	CredentialID string `json:"credentialID"`
+
+	// issuedAt is when the token was issued.
+	// +required
+	IssuedAt metav1.Time `json:"issuedAt"`
+
+	// expiresAt is when the token expires.
+	// +required
+	ExpiresAt metav1.Time `json:"expiresAt"`
 }
 
 // NamespaceClaimStatus is what the operator observed and did.
@@ -115,6 +166,20 @@ type NamespaceClaimStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Token ServiceAccount UID",xDescriptors={"urn:alm:descriptor:text"}
 	TokenServiceAccountUID string `json:"tokenServiceAccountUID,omitempty"`
+
+	// issuedTokens lists the tokens issued for this claim, newest first (at most 10), by credential ID,
+	// so that an admin can join every API request made with the claim's credentials to the claim.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Issued Tokens",xDescriptors={"urn:alm:descriptor:text"}
+	IssuedTokens []IssuedToken `json:"issuedTokens,omitempty"`
+
+	// boundUser is, for a claim of a class of credentials mode Requester, the username bound in the
+	// namespace (the claim's creator); empty in mode Token.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Bound User",xDescriptors={"urn:alm:descriptor:text"}
+	BoundUser string `json:"boundUser,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -196,8 +196,39 @@ type LifetimeSpec struct {
 	MaxTTL *metav1.Duration `json:"maxTTL,omitempty"`
 }
 
-// CredentialsSpec controls the lifetime of issued tokens.
+// CredentialsMode says what a claim of a class receives.
+// +kubebuilder:validation:Enum=Token;Requester
+type CredentialsMode string
+
+const (
+	// CredentialsModeToken: a ServiceAccount in the namespace is bound, and a kubeconfig with its token
+	// is written to a Secret next to the claim.
+	CredentialsModeToken CredentialsMode = "Token"
+	// CredentialsModeRequester: the namespace's role binding names the identity that created the claim,
+	// as the API server recorded it in the claim's spec.creator. No token is minted and no Secret is
+	// written: the pipeline uses its own credentials (for example its CI provider's OIDC token).
+	CredentialsModeRequester CredentialsMode = "Requester"
+)
+
+// CredentialsSpec controls what a claim receives: a token of a ServiceAccount (mode Token, with its
+// lifetime), or a binding of the claim's creator (mode Requester).
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'Requester' || (has(self.requester) && has(self.requester.allowedUsernames) && size(self.requester.allowedUsernames) > 0)",message="credentials.requester.allowedUsernames is required when credentials.mode is Requester"
 type CredentialsSpec struct {
+	// mode is Token (the default: a ServiceAccount token in a kubeconfig Secret next to the claim) or
+	// Requester (the namespace's role binding names the claim's creator as recorded by the API server
+	// in spec.creator; no token, no Secret). Requester needs the creator-stamping admission policy of
+	// config/fence (see docs/keyless.md); without it such claims are refused with CreatorNotStamped.
+	// +optional
+	// +kubebuilder:default=Token
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Credentials Mode",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Token","urn:alm:descriptor:com.tectonic.ui:select:Requester"}
+	Mode CredentialsMode `json:"mode,omitempty"`
+
+	// requester says which creators may use a class of mode Requester, and which of their groups are
+	// bound besides their username.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Requester",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	Requester *RequesterCredentials `json:"requester,omitempty"`
+
 	// tokenTTL is the lifetime requested for each token (the TokenRequest API's minimum is 10m).
 	// +optional
 	// +kubebuilder:default="1h"
@@ -211,6 +242,33 @@ type CredentialsSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="credentials.renewBefore must be at least 1m"
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Renew Before",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+}
+
+// RequesterCredentials admits creators to a class of credentials mode Requester.
+type RequesterCredentials struct {
+	// allowedUsernames are patterns of the usernames (as the API server authenticated them, for example
+	// `github:repo:org/app:ref:*`) that may create claims of this class; `*` matches any run of
+	// characters, everything else matches itself. A claim whose creator matches none is refused with
+	// CreatorNotAdmitted.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=512
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Allowed Usernames",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	AllowedUsernames []string `json:"allowedUsernames"`
+
+	// bindGroups are groups that, when the creator carries them, are bound in the namespace too (with
+	// the same role). Groups not listed here are never bound.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.all(g, !g.startsWith('system:'))",message="credentials.requester.bindGroups must not name system: groups"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Bind Groups",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	BindGroups []string `json:"bindGroups,omitempty"`
 }
 
 // AccessSpec limits who may use a class.

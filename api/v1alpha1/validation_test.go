@@ -130,6 +130,10 @@ func TestClaimImmutability(t *testing.T) {
 		{"namespaceName changed", v1.NamespaceClaimSpec{NamespaceName: "a"}, func(s *v1.NamespaceClaimSpec) { s.NamespaceName = "b" }, "namespaceName is immutable"},
 		{"ttl raised", v1.NamespaceClaimSpec{TTL: dur(time.Hour)}, func(s *v1.NamespaceClaimSpec) { s.TTL = dur(2 * time.Hour) }, ""},
 		{"labels changed", v1.NamespaceClaimSpec{}, func(s *v1.NamespaceClaimSpec) { s.Labels = map[string]string{"a": "b"} }, ""},
+		{"creator added", v1.NamespaceClaimSpec{}, func(s *v1.NamespaceClaimSpec) { s.Creator = &v1.ClaimCreator{Username: "mallory"} }, "creator is recorded by the API server"},
+		{"creator changed", v1.NamespaceClaimSpec{Creator: &v1.ClaimCreator{Username: "alice"}}, func(s *v1.NamespaceClaimSpec) { s.Creator.Username = "mallory" }, "creator is recorded by the API server"},
+		{"creator group added", v1.NamespaceClaimSpec{Creator: &v1.ClaimCreator{Username: "alice"}}, func(s *v1.NamespaceClaimSpec) { s.Creator.Groups = []string{"admins"} }, "creator is recorded by the API server"},
+		{"creator removed", v1.NamespaceClaimSpec{Creator: &v1.ClaimCreator{Username: "alice"}}, func(s *v1.NamespaceClaimSpec) { s.Creator = nil }, "creator is recorded by the API server"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,6 +168,10 @@ func TestClassValidation(t *testing.T) {
 		{name: "bad network policy", spec: v1.NamespaceClassSpec{NetworkPolicy: "AllowAll"}, wantErr: "spec.networkPolicy"},
 		{name: "bad psa level", spec: v1.NamespaceClassSpec{PodSecurity: "strict"}, wantErr: "spec.podSecurity"},
 		{name: "reserved namespace label", spec: v1.NamespaceClassSpec{NamespaceLabels: map[string]string{"tenancy.nsclaim.dev/claim-uid": "x"}}, wantErr: "namespaceLabels must not use the reserved prefixes"},
+		{name: "requester mode needs allowedUsernames", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{Mode: v1.CredentialsModeRequester}}, wantErr: "credentials.requester.allowedUsernames is required when credentials.mode is Requester"},
+		{name: "requester mode with patterns", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{Mode: v1.CredentialsModeRequester, Requester: &v1.RequesterCredentials{AllowedUsernames: []string{"github:repo:org/app:*"}}}}},
+		{name: "unknown mode", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{Mode: "Password"}}, wantErr: "spec.credentials.mode"},
+		{name: "system group bound", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{Mode: v1.CredentialsModeRequester, Requester: &v1.RequesterCredentials{AllowedUsernames: []string{"a"}, BindGroups: []string{"system:masters"}}}}, wantErr: "credentials.requester.bindGroups must not name system: groups"},
 		{name: "negative limit", spec: v1.NamespaceClassSpec{Access: v1.AccessSpec{MaxClaimsPerNamespace: -1}}, wantErr: "spec.access.maxClaimsPerNamespace"},
 	}
 	for _, tc := range cases {

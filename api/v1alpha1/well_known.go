@@ -169,6 +169,13 @@ const (
 	// OrphanedNamespaceReason: an Event reason, on a namespace nsclaim made whose claim no longer exists
 	// (its finalizer was removed, or it was deleted while the operator was down): the namespace is deleted.
 	OrphanedNamespaceReason = "OrphanedNamespace"
+	// CreatorNotStampedReason: the claim's class binds the creator (credentials mode Requester) but the
+	// claim carries no creator recorded by the API server: the stamping policy of config/fence is not
+	// installed and intact, or the claim was created before it was.
+	CreatorNotStampedReason = "CreatorNotStamped"
+	// CreatorNotAdmittedReason: the claim's creator matches none of its class's
+	// spec.credentials.requester.allowedUsernames.
+	CreatorNotAdmittedReason = "CreatorNotAdmitted"
 )
 
 // RefusalReasons are the Ready=False reasons that mean the operator will not go on until a person
@@ -192,6 +199,8 @@ var RefusalReasons = []string{
 	PodSecurityNotAllowedReason,
 	FenceNotIntactReason,
 	TokenRevokedReason,
+	CreatorNotStampedReason,
+	CreatorNotAdmittedReason,
 }
 
 // IsRefusalReason reports whether reason is one of RefusalReasons.
