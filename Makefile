@@ -85,6 +85,10 @@ test-local: control-plane build kustomize ## Run the e2e suite against a local c
 test-security: control-plane build kustomize ## Attack a local cluster with the operator's own token, with and without the admission fence (config/fence).
 	hack/test-security.sh
 
+.PHONY: test-oidc
+test-oidc: control-plane build kustomize ## Keyless credentials end to end: a local cluster trusting a test OIDC issuer on loopback; a pipeline with nothing but its ID token claims a namespace (docs/keyless.md).
+	hack/test-oidc.sh
+
 .PHONY: test-metrics
 test-metrics: control-plane kustomize prometheus ## Scrape a manager on a local cluster with a real Prometheus (bearer token, TLS) and check nsclaim's series.
 	PROMETHEUS=$(PROMETHEUS) hack/test-metrics.sh
