@@ -136,7 +136,25 @@ func setUp() error {
 			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
 		}
 	}
-	return nil
+	return waitForStamp()
+}
+
+// waitForStamp waits until admission stamps the creator of a new claim (a server-side dry run: the
+// policy runs, nothing is stored), so that the tests' claims are made after the policy took effect.
+func waitForStamp() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		probe := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "stamp-probe", Namespace: requesterNamespace},
+			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: className}}
+		err := admin.Create(ctx, probe, client.DryRunAll)
+		if err == nil && probe.Spec.Creator != nil && probe.Spec.Creator.Username != "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("admission does not stamp spec.creator of new claims (is config/fence's stamp-creator policy installed?): %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // tokenSource asks the test issuer for ID tokens the way a GitHub Actions job asks its runner: a GET
