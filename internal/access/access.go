@@ -14,8 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package access proves, through SubjectAccessReviews, that an issued identity can do what its class
-// grants in its namespace and nothing outside it.
+// Package access proves that an issued identity can do what its class grants in its namespace and
+// nothing more: by comparing the rules a SelfSubjectRulesReview made with its token answers with the
+// rules its class grants (rules.go), or, where such a review is incomplete (a webhook authorizer),
+// through a sample of SubjectAccessReviews (Checks, Verify).
 package access
 
 import (
@@ -160,12 +162,18 @@ type Failure struct {
 	// Grant describes a binding found outside the identity's namespace, for example
 	// "RoleBinding team-b/x grants ClusterRole edit to User:system:serviceaccount:ns:nsclaim-tenant".
 	Grant string
+	// Rule describes a rule a rules review found in excess or missing, for example
+	// "get,list secrets in namespace team-a (ClusterRoleBinding x)".
+	Rule string
 }
 
 // String describes the failure for a condition message.
 func (f Failure) String() string {
-	if f.Grant != "" {
+	switch {
+	case f.Grant != "":
 		return f.Grant
+	case f.Rule != "":
+		return f.Rule
 	}
 	return f.Check.String()
 }
@@ -175,6 +183,19 @@ func (f Failure) String() string {
 type Result struct {
 	Missing []Failure
 	Excess  []Failure
+	// Fallback says why the self-test used SubjectAccessReviews instead of rules reviews; empty when
+	// the rules reviews answered.
+	Fallback string
+	// Note is said in the condition of a passing self-test (grants to every identity, not counted).
+	Note string
+}
+
+// Method says how the result was reached, for a condition message.
+func (r Result) Method() string {
+	if r.Fallback != "" {
+		return "a sample of SubjectAccessReviews (" + r.Fallback + ")"
+	}
+	return "SelfSubjectRulesReviews made with the issued token"
 }
 
 // OK reports whether every check gave the expected answer.

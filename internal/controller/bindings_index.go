@@ -20,10 +20,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +42,8 @@ const subjectIndex = "nsclaim.subject"
 // see a RoleBinding in some third namespace made ahead of time for a future tenant; this can.
 type BindingIndex struct {
 	cache cache.Cache
+	// reported remembers the grants to every identity already reported (an Event on the binding).
+	reported sync.Map
 }
 
 // NewBindingIndex creates the index's own cache (the manager's caches keep only nsclaim's bindings).
@@ -69,8 +73,13 @@ func (b *BindingIndex) Start(ctx context.Context) error { return b.cache.Start(c
 func stripBinding(obj any) (any, error) {
 	keep := func(m *metav1.ObjectMeta) metav1.ObjectMeta {
 		out := metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion, UID: m.UID}
-		if v, ok := m.Labels[tenancyv1alpha1.ManagedByLabel]; ok {
-			out.Labels = map[string]string{tenancyv1alpha1.ManagedByLabel: v}
+		for _, k := range []string{tenancyv1alpha1.ManagedByLabel, bootstrappingLabel} {
+			if v, ok := m.Labels[k]; ok {
+				if out.Labels == nil {
+					out.Labels = map[string]string{}
+				}
+				out.Labels[k] = v
+			}
 		}
 		return out
 	}
@@ -126,9 +135,119 @@ func (g ForeignGrant) String() string {
 // ServiceAccount user or the group of every ServiceAccount of ns. Grants to groups shared by every
 // identity (system:serviceaccounts, system:authenticated) are not one tenant's and are not returned.
 func (b *BindingIndex) ForeignGrants(ctx context.Context, ns string) ([]ForeignGrant, error) {
-	user := "system:serviceaccount:" + ns + ":" + tenancyv1alpha1.TenantServiceAccountName
+	return b.grants(ctx, ns, tenantSubjects(ns))
+}
+
+// tenantSubjects are the index keys of the subjects that are the tenant of namespace ns alone.
+func tenantSubjects(ns string) []string {
+	return []string{"User:system:serviceaccount:" + ns + ":" + tenancyv1alpha1.TenantServiceAccountName, "Group:system:serviceaccounts:" + ns}
+}
+
+// Groups every issued identity is in, whatever its namespace: a grant to them is every identity's.
+const (
+	allServiceAccountsGroup = "system:serviceaccounts"
+	allAuthenticatedGroup   = "system:authenticated"
+)
+
+// bootstrappingLabel marks the API server's own default bindings (system:basic-user, system:discovery,
+// ...): what any identity of any cluster has.
+const (
+	bootstrappingLabel = "kubernetes.io/bootstrapping"
+	bootstrappingValue = "rbac-defaults"
+)
+
+// SharedGrant is a binding that names a group every issued identity is in.
+type SharedGrant struct {
+	// Namespace is the RoleBinding's namespace; empty for a ClusterRoleBinding.
+	Namespace, Name string
+	UID             types.UID
+	RoleRef         rbacv1.RoleRef
+	Subject         string
+	// Default is set on the API server's own bootstrap bindings.
+	Default bool
+}
+
+// Binding names the binding like ForeignGrant.Binding.
+func (g SharedGrant) Binding() string {
+	if g.Namespace == "" {
+		return "ClusterRoleBinding " + g.Name
+	}
+	return "RoleBinding " + g.Namespace + "/" + g.Name
+}
+
+// Object is a reference to the binding, for an Event about it.
+func (g SharedGrant) Object() client.Object {
+	meta := metav1.ObjectMeta{Name: g.Name, Namespace: g.Namespace, UID: g.UID}
+	if g.Namespace == "" {
+		return &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"}, ObjectMeta: meta}
+	}
+	return &rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"}, ObjectMeta: meta}
+}
+
+// SharedGrants returns every binding, in any namespace, that names system:serviceaccounts or
+// system:authenticated, sorted by binding.
+func (b *BindingIndex) SharedGrants(ctx context.Context) ([]SharedGrant, error) {
+	var out []SharedGrant
+	for _, subject := range []string{"Group:" + allServiceAccountsGroup, "Group:" + allAuthenticatedGroup} {
+		rbs := &rbacv1.RoleBindingList{}
+		if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
+			return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+		}
+		for i := range rbs.Items {
+			rb := &rbs.Items[i]
+			out = append(out, SharedGrant{Namespace: rb.Namespace, Name: rb.Name, UID: rb.UID, RoleRef: rb.RoleRef, Subject: subject,
+				Default: rb.Labels[bootstrappingLabel] == bootstrappingValue})
+		}
+		crbs := &rbacv1.ClusterRoleBindingList{}
+		if err := b.cache.List(ctx, crbs, client.MatchingFields{subjectIndex: subject}); err != nil {
+			return nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
+		}
+		for i := range crbs.Items {
+			crb := &crbs.Items[i]
+			out = append(out, SharedGrant{Name: crb.Name, UID: crb.UID, RoleRef: crb.RoleRef, Subject: subject,
+				Default: crb.Labels[bootstrappingLabel] == bootstrappingValue})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Binding() < out[j].Binding() })
+	return out, nil
+}
+
+// TenantBindings returns the bindings, not made by nsclaim, that name the tenant of namespace ns,
+// its own namespace included, with the roles they grant: where an excess rule may come from.
+func (b *BindingIndex) TenantBindings(ctx context.Context, ns string) ([]SharedGrant, error) {
+	var out []SharedGrant
+	for _, subject := range tenantSubjects(ns) {
+		rbs := &rbacv1.RoleBindingList{}
+		if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
+			return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+		}
+		for i := range rbs.Items {
+			if rb := &rbs.Items[i]; !isManaged(rb) {
+				out = append(out, SharedGrant{Namespace: rb.Namespace, Name: rb.Name, UID: rb.UID, RoleRef: rb.RoleRef, Subject: subject})
+			}
+		}
+		crbs := &rbacv1.ClusterRoleBindingList{}
+		if err := b.cache.List(ctx, crbs, client.MatchingFields{subjectIndex: subject}); err != nil {
+			return nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
+		}
+		for i := range crbs.Items {
+			if crb := &crbs.Items[i]; !isManaged(crb) {
+				out = append(out, SharedGrant{Name: crb.Name, UID: crb.UID, RoleRef: crb.RoleRef, Subject: subject})
+			}
+		}
+	}
+	return out, nil
+}
+
+// reportOnce reports whether the binding with this UID and role was not reported yet, and marks it.
+func (b *BindingIndex) reportOnce(g SharedGrant) bool {
+	_, seen := b.reported.LoadOrStore(string(g.UID)+"/"+g.RoleRef.Kind+"/"+g.RoleRef.Name, true)
+	return !seen
+}
+
+func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string) ([]ForeignGrant, error) {
 	var out []ForeignGrant
-	for _, subject := range []string{"User:" + user, "Group:system:serviceaccounts:" + ns} {
+	for _, subject := range subjects {
 		rbs := &rbacv1.RoleBindingList{}
 		if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
 			return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)

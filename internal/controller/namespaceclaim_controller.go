@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -87,6 +88,9 @@ type NamespaceClaimReconciler struct {
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test.
 	Bindings *BindingIndex
+	// restConfig is the manager's connection to the API server; the self-test's rules reviews use its
+	// address and CA with the tenant's token instead of the operator's credentials.
+	restConfig *rest.Config
 	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
 	// --require-fence=false, and envtest).
 	Fence FenceGate
@@ -229,15 +233,21 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	if s.refusal != nil {
 		return nil
 	}
-	// The identity is proven before any credential is written: a claim whose self-test fails never
-	// exposes a token, and a token already handed out is not renewed while it fails.
-	if err := r.reconcileSelfTest(ctx, s); err != nil {
+	// The identity is proven before any credential is written: the token due (if any) is minted first,
+	// the self-test runs with it, and it is written only if the self-test passes. A claim whose
+	// self-test fails never exposes a token, and a token already handed out is not renewed while it
+	// fails.
+	plan, err := r.planCredentials(ctx, s)
+	if err != nil || plan == nil {
+		return err
+	}
+	if err := r.reconcileSelfTest(ctx, s, plan); err != nil {
 		return err
 	}
 	if s.selfTest != nil && !s.selfTest.OK() {
 		return nil
 	}
-	return r.reconcileCredentials(ctx, s)
+	return r.writeCredentials(ctx, s, plan)
 }
 
 // blocksRepair reports whether a refusal means the namespace's objects cannot be repaired either: the
@@ -257,6 +267,7 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexClaims(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	r.restConfig = mgr.GetConfig()
 	managed := builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).

@@ -39,62 +39,72 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
-// reconcileCredentials keeps a Secret next to the claim with a valid token of the tenant ServiceAccount.
-// The operator never reads Secrets: what it issued is recorded in the claim's status, and the Secret is
-// only ever created, or changed through a JSON patch whose first operation tests the claim-uid label,
-// so a Secret of that name that nsclaim did not make for this claim is never read or changed (the
-// claim is refused with SecretConflict). A token is issued when there is none or its Secret is gone,
-// when the ServiceAccount was recreated, or when renewal is due; with the only-once token policy it is
-// issued once, valid until the claim expires, and never again.
-func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *claimScope) error {
+// credentialsPlan is what planCredentials decided: the tenant ServiceAccount, the state of the
+// credentials Secret, and the token minted for it when one is due. The token is only ever written by
+// writeCredentials, after the self-test proved the identity; until then it exists only in memory.
+type credentialsPlan struct {
+	sa       *corev1.ServiceAccount
+	name     string
+	state    secretState
+	decision credentials.Decision
+	// token is the minted token to hand out; nil when none is due.
+	token *credentials.Token
+}
+
+// planCredentials decides whether the claim's credentials Secret needs a (new) token and, if so, mints
+// it, so the self-test runs with the very token that will be handed out. The operator never reads
+// Secrets: what it issued is recorded in the claim's status, and the Secret is only ever created, or
+// changed through a JSON patch whose first operation tests the claim-uid label, so a Secret of that
+// name that nsclaim did not make for this claim is never read or changed (the claim is refused with
+// SecretConflict). A token is due when there is none or its Secret is gone, when the ServiceAccount
+// was recreated, or when renewal is due; with the only-once token policy it is issued once, valid
+// until the claim expires, and never again. It returns nil when a refusal was recorded.
+func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claimScope) (*credentialsPlan, error) {
 	claim := s.claim
-	name := credentialsSecretName(claim)
+	p := &credentialsPlan{name: credentialsSecretName(claim), state: secretOurs}
 	rec := tokenRecord(claim)
 	ns := s.desired.Namespace.Name
 	sa := &corev1.ServiceAccount{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
-		return fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
+		return nil, fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
 	}
-	if s.tokenOnce && rec != nil && claim.Status.CredentialsSecretName == name {
+	p.sa = sa
+	if s.tokenOnce && rec != nil && claim.Status.CredentialsSecretName == p.name {
 		if rec.ServiceAccountUID != "" && rec.ServiceAccountUID != string(sa.UID) {
 			// The ServiceAccount was recreated: the only token this claim gets is dead, and none is
 			// issued again.
 			s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.TokenRevokedReason, Message: fmt.Sprintf(
 				"ServiceAccount %s/%s was recreated, so the only-once token no longer works and is not issued again: delete the claim and ask again", ns, sa.Name)}
-			return nil
+			return nil, nil
 		}
-		s.credentialsReady = true
-		return nil
+		return p, nil
 	}
 	// In steady state (a Ready claim where nothing was repaired) the record is trusted without asking
 	// the API server, except once every CredentialsCheckInterval: a Secret deleted behind the
 	// operator's back (which no watch reports, since the operator cannot read Secrets) is re-created
 	// then, or at the next renewal.
-	state := secretOurs
-	if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != name || due {
+	if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != p.name || due {
 		r.credentialsCheckedNow(s)
 		var err error
 		var found *credentials.Record
-		if state, found, err = r.probeSecret(ctx, claim, name); err != nil {
-			return err
+		if p.state, found, err = r.probeSecret(ctx, claim, p.name); err != nil {
+			return nil, err
 		}
 		// The Secret's own record is the latest word: the cached status may lag this operator's
 		// last write.
 		rec = found
 	}
-	if state == secretForeign {
-		s.refusal = secretConflict(claim, name)
-		return nil
+	if p.state == secretForeign {
+		s.refusal = secretConflict(claim, p.name)
+		return nil, nil
 	}
-	renewBefore := provision.RenewBefore(s.class)
-	decision := credentials.Schedule(s.now, rec, string(sa.UID), renewBefore)
-	if !decision.Issue {
-		s.renewAt = decision.RenewAt
-		s.credentialsReady = true
-		claim.Status.CredentialsSecretName = name
+	p.decision = credentials.Schedule(s.now, rec, string(sa.UID), provision.RenewBefore(s.class))
+	if !p.decision.Issue {
+		s.renewAt = p.decision.RenewAt
+		claim.Status.CredentialsSecretName = p.name
 		claim.Status.TokenExpiresAt = credentials.ExpiryTime(rec.ExpiresAt)
 		claim.Status.TokenServiceAccountUID = rec.ServiceAccountUID
-		return nil
+		return p, nil
 	}
 	ttl := provision.TokenTTL(s.class)
 	if s.tokenOnce {
@@ -104,34 +114,49 @@ func (r *NamespaceClaimReconciler) reconcileCredentials(ctx context.Context, s *
 	tok, err := r.issueToken(ctx, sa, ttl)
 	if err != nil {
 		monitoring.CredentialFailed(s.class.Name)
-		return err
+		return nil, err
 	}
-	logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(sa), "reason", decision.Reason, "secret", state, "expiresAt", tok.ExpiresAt, "onlyOnce", s.tokenOnce)
+	p.token = &tok
+	return p, nil
+}
+
+// writeCredentials writes the token planCredentials minted to the claim's Secret (creating it, or
+// replacing its token), once the self-test has passed. With no token minted the credentials already
+// in place are kept.
+func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *claimScope, p *credentialsPlan) error {
+	claim := s.claim
+	if p.token == nil {
+		s.credentialsReady = true
+		return nil
+	}
+	tok := *p.token
+	ns := s.desired.Namespace.Name
+	logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(p.sa), "reason", p.decision.Reason, "secret", p.state, "expiresAt", tok.ExpiresAt, "onlyOnce", s.tokenOnce)
 	data, err := credentials.SecretData(r.Endpoint, ns, tok)
 	if err != nil {
 		return fmt.Errorf("rendering kubeconfig: %w", err)
 	}
-	if state == secretAbsent {
-		err = r.createSecret(ctx, s, name, data, tok)
+	if p.state == secretAbsent {
+		err = r.createSecret(ctx, s, p.name, data, tok)
 	} else {
-		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}},
+		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: p.name}},
 			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok)), client.FieldOwner(FieldOwner))
 		if isPatchTestFailure(err) {
-			s.refusal = secretConflict(claim, name)
+			s.refusal = secretConflict(claim, p.name)
 			return nil
 		}
 	}
 	if err != nil {
 		monitoring.CredentialFailed(s.class.Name)
-		return fmt.Errorf("writing Secret %s/%s: %w", claim.Namespace, name, err)
+		return fmt.Errorf("writing Secret %s/%s: %w", claim.Namespace, p.name, err)
 	}
-	monitoring.CredentialIssued(s.class.Name, decision.Reason != credentials.ReasonNoToken)
+	monitoring.CredentialIssued(s.class.Name, p.decision.Reason != credentials.ReasonNoToken)
 	s.tokenIssued = true
 	s.repaired++
 	if !s.tokenOnce {
-		s.renewAt = tok.ExpiresAt.Add(-renewBefore)
+		s.renewAt = tok.ExpiresAt.Add(-provision.RenewBefore(s.class))
 	}
-	claim.Status.CredentialsSecretName = name
+	claim.Status.CredentialsSecretName = p.name
 	claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
 	claim.Status.TokenServiceAccountUID = tok.ServiceAccountUID
 	s.credentialsReady = true

@@ -91,14 +91,14 @@ func setConditions(s *claimScope, err error) {
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, c.Message)
 	case res == nil:
 	case len(res.Excess) > 0:
-		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.ExcessPermissionsReason, "The issued identity can act outside its namespace: "+access.Summary(res.Excess, maxListedFailures))
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.ExcessPermissionsReason, "The issued identity has permissions its class does not grant: "+access.Summary(res.Excess, maxListedFailures)+"; found with "+res.Method())
 	case len(res.Missing) > 0 && s.repaired > 0:
 		// RBAC objects written moments ago take a moment to reach the authorizer.
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.PendingReason, "Waiting for new RoleBindings to take effect")
 	case len(res.Missing) > 0:
-		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.MissingPermissionsReason, "The issued identity lacks permissions its class grants: "+access.Summary(res.Missing, maxListedFailures))
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.MissingPermissionsReason, "The issued identity lacks permissions its class grants: "+access.Summary(res.Missing, maxListedFailures)+"; found with "+res.Method())
 	default:
-		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, "SubjectAccessReviews confirm the identity can do what its class grants in its namespace and nothing outside it")
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, res.Method()+" confirm the identity can do what its class grants in its namespace and nothing more"+res.Note)
 	}
 	// The self-test runs before credentials are issued, so its condition explains a claim first.
 	for _, t := range []string{tenancyv1alpha1.NamespaceReadyCondition, tenancyv1alpha1.PermissionsVerifiedCondition, tenancyv1alpha1.CredentialsReadyCondition} {

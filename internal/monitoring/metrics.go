@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -63,6 +64,8 @@ const (
 	SelfTestFailuresName     = "nsclaim_self_test_failures_total"
 	FenceIntactName          = "nsclaim_admission_fence_intact"
 	OrphansDeletedName       = "nsclaim_orphaned_namespaces_deleted_total"
+	SelfTestRequestsName     = "nsclaim_self_test_requests_total"
+	ClusterWideGrantsName    = "nsclaim_cluster_wide_grants"
 )
 
 // Label names.
@@ -77,6 +80,14 @@ const (
 const (
 	KindIssue   = "issue"
 	KindRenewal = "renewal"
+)
+
+// Label names and values of SelfTestRequestsName.
+const (
+	ReviewLabel  = "review"
+	ReviewRules  = "SelfSubjectRulesReview"
+	ReviewAccess = "SubjectAccessReview"
+	ReviewToken  = "TokenRequest"
 )
 
 // durationBuckets spans a fast provisioning or deletion (under a second) up to one stuck behind a
@@ -105,6 +116,10 @@ var Definitions = []Definition{
 		Help: "1 if the admission fence that protects managed namespaces is in place, 0 if it is missing or altered; absent until the leader first checks it."},
 	{Name: OrphansDeletedName, Kind: Counter,
 		Help: "Namespaces nsclaim made whose claim no longer existed at the API server (its finalizer was removed, or it was deleted while the operator was down), deleted by the operator."},
+	{Name: SelfTestRequestsName, Kind: Counter, Labels: []string{ReviewLabel},
+		Help: "Requests the permission self-test made, by review: SelfSubjectRulesReview (two per self-test), SubjectAccessReview (only when a rules review answered incomplete, for example behind a webhook authorizer), TokenRequest (a short-lived token minted for a self-test when no credentials were due; never written anywhere)."},
+	{Name: ClusterWideGrantsName, Kind: Gauge,
+		Help: "Bindings, other than the API server's defaults, that grant something to every ServiceAccount (system:serviceaccounts) or every user (system:authenticated), as of the last self-test; each is reported once with a Warning Event on the binding. Absent until the first self-test."},
 }
 
 // lookup returns the entry of Definitions with the given name; it panics if there is none, which
@@ -145,11 +160,14 @@ var (
 	selfTestFailures     = counterVec(SelfTestFailuresName)
 	fenceIntact          = gaugeVec(FenceIntactName)
 	orphansDeleted       = counterVec(OrphansDeletedName)
+	selfTestRequests     = counterVec(SelfTestRequestsName)
+	clusterWideGrants    = gaugeVec(ClusterWideGrantsName)
 
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
 		expiries, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
+		selfTestRequests, clusterWideGrants,
 	}
 	registerOnce sync.Once
 )
@@ -224,4 +242,25 @@ func SetFenceIntact(intact bool) {
 // OrphanDeleted counts a namespace deleted because its claim no longer existed.
 func OrphanDeleted() {
 	orphansDeleted.WithLabelValues().Inc()
+}
+
+// SelfTestRequest counts a request of the permission self-test (review is one of the Review* values).
+func SelfTestRequest(review string) {
+	selfTestRequests.WithLabelValues(review).Inc()
+}
+
+// SelfTestRequests returns the self-test requests counted so far for a review, for tests and
+// benchmarks that compare before and after.
+func SelfTestRequests(review string) float64 {
+	m := &dto.Metric{}
+	if err := selfTestRequests.WithLabelValues(review).Write(m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
+}
+
+// SetClusterWideGrants sets the number of non-default bindings that grant something to every
+// ServiceAccount or every user.
+func SetClusterWideGrants(n int) {
+	clusterWideGrants.WithLabelValues().Set(float64(n))
 }
