@@ -464,7 +464,6 @@ func (rr *roleRules) fetch(ctx context.Context, ref rbacv1.RoleRef, ns string) (
 	return rules, true, nil
 }
 
-
 // selfTestBackoffState is a claim's run of failed self-tests: how many, and when the next retry is due.
 type selfTestBackoffState struct {
 	failures int
