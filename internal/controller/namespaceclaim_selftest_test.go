@@ -56,7 +56,7 @@ func TestSelfTestRequestsPerClaim(t *testing.T) {
 	rules, sars, tokens := selfTestCounts()
 	t.Logf("self-test requests for %d claims: %v SelfSubjectRulesReviews, %v SubjectAccessReviews, %v self-test tokens", claims, rules-rules0, sars-sars0, tokens-tokens0)
 	g.Expect(sars - sars0).To(BeZero())
-	g.Expect(tokens - tokens0).To(BeZero(), "a new claim's self-test uses the token it then hands out")
+	g.Expect(tokens-tokens0).To(BeZero(), "a new claim's self-test uses the token it then hands out")
 	// Two per claim; a third pair only when the new RoleBindings had not reached the authorizer yet.
 	g.Expect((rules - rules0) / claims).To(BeNumerically("<=", 3))
 	g.Expect(rules - rules0).To(BeNumerically(">=", 2*claims))
