@@ -48,14 +48,14 @@ type atom struct {
 
 // atoms expands a rule into its atoms.
 func atoms(r rbacv1.PolicyRule) []atom {
-	var out []atom
+	names := r.ResourceNames
+	if len(names) == 0 {
+		names = []string{""}
+	}
+	out := make([]atom, 0, len(r.Verbs)*(len(r.NonResourceURLs)+len(r.APIGroups)*len(r.Resources)*len(names)))
 	for _, v := range r.Verbs {
 		for _, u := range r.NonResourceURLs {
 			out = append(out, atom{verb: v, url: u})
-		}
-		names := r.ResourceNames
-		if len(names) == 0 {
-			names = []string{""}
 		}
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {

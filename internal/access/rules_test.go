@@ -35,7 +35,10 @@ func urls(verbs []string, u ...string) rbacv1.PolicyRule {
 func l(s ...string) []string { return s }
 
 func ruleStrings(rs []rbacv1.PolicyRule) []string {
-	var out []string
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, RuleString(r))
 	}

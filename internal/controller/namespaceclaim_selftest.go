@@ -44,6 +44,9 @@ import (
 // minimum). Such a token is used for two rules reviews and never written anywhere.
 const selfTestTokenTTL = 10 * time.Minute
 
+// roleKind is the roleRef kind of a binding to a Role.
+const roleKind = "Role"
+
 // reconcileSelfTest proves the tenant identity before any token of it is written. It is skipped when
 // the claim is Ready for its current generation, nothing was created or changed in this reconcile and
 // no new token is to be handed out, so steady state asks the API server nothing. It runs with the token
@@ -260,7 +263,7 @@ func (r *NamespaceClaimReconciler) classRules(ctx context.Context, s *claimScope
 		if !namesTenant(rb.Subjects, d) {
 			continue
 		}
-		if rb.RoleRef.Kind == "Role" && rb.RoleRef.Name == d.ReleaseRole.Name {
+		if rb.RoleRef.Kind == roleKind && rb.RoleRef.Name == d.ReleaseRole.Name {
 			must = append(must, d.ReleaseRole.Rules...)
 			continue
 		}
@@ -403,7 +406,7 @@ type roleRules struct {
 // them.
 func (rr *roleRules) get(ctx context.Context, ref rbacv1.RoleRef, ns string) ([]rbacv1.PolicyRule, bool, error) {
 	key := ns
-	if ref.Kind != "Role" {
+	if ref.Kind != roleKind {
 		key = ""
 	}
 	if byNS, ok := rr.memo[ref]; ok {
@@ -425,7 +428,7 @@ func (rr *roleRules) get(ctx context.Context, ref rbacv1.RoleRef, ns string) ([]
 }
 
 func (rr *roleRules) fetch(ctx context.Context, ref rbacv1.RoleRef, ns string) ([]rbacv1.PolicyRule, bool, error) {
-	if ref.Kind == "Role" {
+	if ref.Kind == roleKind {
 		// Roles are cached only when nsclaim made them: read the others directly (rare: a binding
 		// not made by nsclaim that names a tenant or every identity, with a Role).
 		role := &rbacv1.Role{}
