@@ -24,6 +24,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
 // The audit log is how requests are split by who made them: apiserver_request_total has no user
@@ -47,16 +49,41 @@ type auditEvent struct {
 	} `json:"responseStatus"`
 }
 
-// who classifies a request's user.
+// who classifies a request's user: the operator's ServiceAccount, the bench's admin, a claim's tenant
+// (the nsclaim-tenant ServiceAccount of any namespace: a self-test made with the issued token runs as
+// it), or the control plane (everyone else).
 func (ev *auditEvent) who() string {
-	switch ev.User.Username {
-	case operatorUser:
-		return "operator"
-	case adminUser:
+	u := ev.User.Username
+	switch {
+	case u == operatorUser:
+		return whoOperator
+	case u == adminUser:
 		return cmdBench
+	case strings.HasPrefix(u, "system:serviceaccount:") && strings.HasSuffix(u, ":"+tenancyv1alpha1.TenantServiceAccountName):
+		return whoTenant
 	default:
 		return "control-plane"
 	}
+}
+
+// The users requests are counted by.
+const (
+	whoOperator = "operator"
+	whoTenant   = "tenant"
+)
+
+// isSelfTest reports whether a request (what: "verb resource") is an authorization review: what a
+// self-test is made of, whether the operator asks about the tenant or the tenant asks about itself.
+func isSelfTest(what string) bool {
+	verb, res, _ := strings.Cut(what, " ")
+	if verb != "create" {
+		return false
+	}
+	switch res {
+	case "subjectaccessreviews", "selfsubjectaccessreviews", "localsubjectaccessreviews", "selfsubjectrulesreviews":
+		return true
+	}
+	return false
 }
 
 // what is "verb resource[/subresource]", or "verb <path>" for a non-resource request.

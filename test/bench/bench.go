@@ -37,7 +37,10 @@ type benchOptions struct {
 	bursts, restarts, scales intList
 	perNS                    int
 	createParallel           int
+	ceilingWorkers           int
 	fillWorkers              int
+	latency                  int
+	latencyPause             time.Duration
 	idle                     time.Duration
 	settle                   time.Duration
 	timeout                  time.Duration
@@ -46,17 +49,20 @@ type benchOptions struct {
 }
 
 func benchFlags(fs *flag.FlagSet) *benchOptions {
-	o := &benchOptions{bursts: intList{100, 500}, restarts: intList{1000, 5000}, scales: intList{1000, 10000}}
-	fs.Var(&o.bursts, "bursts", "Burst sizes: claims created at once (comma-separated).")
+	o := &benchOptions{bursts: intList{500}, restarts: intList{1000, 5000}, scales: intList{1000, 10000}}
+	fs.Var(&o.bursts, "bursts", "Burst sizes: claims created at once (comma-separated); each is compared with both ceilings of the same size.")
 	fs.Var(&o.restarts, "restarts", "Claim counts at which the manager is restarted (comma-separated; empty to skip).")
 	fs.Var(&o.scales, "scales", "Claim counts at which RSS, CPU and one more claim's latency are measured (comma-separated; empty to skip).")
 	fs.IntVar(&o.perNS, "claims-per-namespace", 100, "Claims per requester namespace.")
-	fs.IntVar(&o.createParallel, "create-parallel", 50, "Concurrent claim creates of a burst.")
+	fs.IntVar(&o.createParallel, "create-parallel", 32, "Concurrent claim (and ceiling (b) request) creates of a burst.")
+	fs.IntVar(&o.ceilingWorkers, "ceiling-workers", 0, "Concurrency of the ceilings (default: the operator's workers, --workers).")
+	fs.IntVar(&o.latency, "latency", 20, "Single claims, one at a time on an idle cluster, for the created -> Ready median (nsclaim) and the raw client's (0 to skip).")
+	fs.DurationVar(&o.latencyPause, "latency-pause", time.Second, "Pause after each single claim, so the next starts on an idle cluster.")
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
 	fs.DurationVar(&o.settle, "settle", 3*time.Second, "Pause after a phase before its counters are read.")
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Longest wait for any one phase.")
-	fs.BoolVar(&o.ceiling, "ceiling", true, "Run the ceiling program after each burst.")
+	fs.BoolVar(&o.ceiling, "ceiling", true, "Run both ceilings after each burst.")
 	fs.StringVar(&o.out, "out", "tmp/bench/results.md", "Markdown file the final table is written to.")
 	return o
 }
@@ -122,6 +128,8 @@ type bencher struct {
 	// claims is the number of claims in the cluster.
 	claims int
 	rows   report
+	// raw is the ceilings' client (the operator's ServiceAccount, unthrottled).
+	raw *rawClient
 }
 
 func (b *bencher) begin(ctx context.Context, pid int) *window {
@@ -183,6 +191,17 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	if b.track, err = startTracker(ctx, k); err != nil {
 		return err
 	}
+	if b.raw, err = newRawClient(e, b.class); err != nil {
+		return err
+	}
+	lat := &latencyRow{}
+	if o.latency > 0 {
+		b.logf("raw client: %d single claims, one at a time, before the manager starts", o.latency)
+		if lat.raw, err = b.rawLatency(ctx, b.raw, o.latency); err != nil {
+			return err
+		}
+		b.logf("raw client single claim: median %s", percentile(lat.raw, 50).Round(time.Millisecond))
+	}
 	if err := b.startOperator(ctx); err != nil {
 		return err
 	}
@@ -191,6 +210,14 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 			b.op.stop(syscall.SIGTERM)
 		}
 	}()
+	if o.latency > 0 {
+		b.logf("nsclaim: %d single claims, one at a time", o.latency)
+		if lat.nsclaim, err = b.nsclaimLatency(ctx, o.latency); err != nil {
+			return err
+		}
+		b.logf("nsclaim single claim: median %s", percentile(lat.nsclaim, 50).Round(time.Millisecond))
+		b.rows.latency = lat
+	}
 
 	for _, n := range o.bursts {
 		if err := b.burst(ctx, n); err != nil {
@@ -218,6 +245,7 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	}
 	b.rows.machine = machine()
 	b.rows.operatorArgs = fmt.Sprintf("workers=%d %s", e.workers, e.operatorArgs)
+	b.rows.ceilingWorkers = b.ceilingWorkers()
 	md := b.rows.markdown()
 	fmt.Println()
 	fmt.Println(md)
@@ -277,28 +305,54 @@ func (b *bencher) burst(ctx context.Context, n int) error {
 
 	if b.o.ceiling {
 		b.stopOperator()
-		cl, err := newCeiling(ctx, b.e, b.k, b.class, ceilingOptions{workers: b.e.workers, selfTest: true, event: true, selfTestConcurrency: 8})
-		if err != nil {
+		if err := b.ceilings(ctx, n, &row); err != nil {
 			return err
 		}
-		cw := b.begin(ctx, 0)
-		crefs, res, err := runCeiling(ctx, b.k, cl, fmt.Sprintf("ceil%d", n), 0, n, b.o.perNS, b.o.createParallel)
-		if err != nil {
-			return fmt.Errorf("ceiling: %w", err)
-		}
-		b.claims += len(crefs)
-		cl2 := cw.end(ctx, 0)
-		clat, clast := ceilingLatencies(crefs, res)
-		row.ceiling = &burstRow{n: n, ready: len(clat), load: cl2, lat: clat, span: clast.Sub(crefs[0].created)}
-		b.logf("ceiling %d: done in %s (%.1f/s), p50 %s; %d requests as the operator",
-			n, row.ceiling.span.Round(time.Millisecond), row.ceiling.throughput(), percentile(clat, 50).Round(time.Millisecond),
-			cl2.requests.total("operator"))
 		if err := b.startOperator(ctx); err != nil {
 			return err
 		}
 	}
 	b.rows.bursts = append(b.rows.bursts, row)
 	return nil
+}
+
+// ceilingWorkers is the ceilings' concurrency: --ceiling-workers, or the operator's workers.
+func (b *bencher) ceilingWorkers() int {
+	if b.o.ceilingWorkers > 0 {
+		return b.o.ceilingWorkers
+	}
+	return b.e.workers
+}
+
+// ceilings runs ceiling (a) and then ceiling (b) for n claims each, with the manager stopped, each in
+// its own measured window, and then finishes ceiling (a)'s claims outside the windows so that the
+// manager adopts them as Ready.
+func (b *bencher) ceilings(ctx context.Context, n int, row *burstRow) error {
+	workers := b.ceilingWorkers()
+	w := b.begin(ctx, 0)
+	refs, res, err := ceilingObjects(ctx, b.k, b.raw, workers, fmt.Sprintf("ceil%d", n), 0, n, b.o.perNS, b.o.createParallel)
+	b.claims += len(refs)
+	if err != nil {
+		return fmt.Errorf("ceiling (a): %w", err)
+	}
+	l := w.end(ctx, 0)
+	lat, last := poolLatencies(refs, res)
+	row.ceilingA = &burstRow{n: n, ready: len(lat), load: l, lat: lat, span: last.Sub(refs[0].created)}
+	b.logf("ceiling (a), nsclaim's objects, %d: done in %s (%.1f/s), p50 %s; %d requests as the operator",
+		n, row.ceilingA.span.Round(time.Millisecond), row.ceilingA.throughput(), percentile(lat, 50).Round(time.Millisecond), l.requests.total("operator"))
+
+	w = b.begin(ctx, 0)
+	blat, first, blast, err := ceilingNsplease(ctx, b.k, b.raw, workers, fmt.Sprintf("b%d", n), 0, n, b.o.createParallel)
+	if err != nil {
+		return fmt.Errorf("ceiling (b): %w", err)
+	}
+	l = w.end(ctx, 0)
+	row.ceilingB = &burstRow{n: n, ready: len(blat), load: l, lat: blat, span: blast.Sub(first)}
+	b.logf("ceiling (b), nsplease's ten writes, %d: done in %s (%.1f/s), p50 %s; %d requests as the operator",
+		n, row.ceilingB.span.Round(time.Millisecond), row.ceilingB.throughput(), percentile(blat, 50).Round(time.Millisecond), l.requests.total("operator"))
+
+	b.logf("finishing ceiling (a)'s claims (finalizer, Ready status; not measured)")
+	return finishAll(ctx, b.raw, workers, refs, res)
 }
 
 // idlePhase counts the operator's requests while nothing changes.
@@ -313,8 +367,8 @@ func (b *bencher) idlePhase(ctx context.Context) error {
 	return nil
 }
 
-// fill grows the cluster to size claims with the ceiling's writes (no self-test, no Event) while the
-// operator is stopped, then starts the operator and waits until it has adopted them. Nothing of it is
+// fill grows the cluster to size claims with ceiling (a)'s writes, the finalizer and a Ready status
+// (no self-test, no Event) while the operator is stopped, then starts the operator and waits until it has adopted them. Nothing of it is
 // measured.
 func (b *bencher) fill(ctx context.Context, size int) error {
 	if b.claims >= size {
@@ -322,14 +376,13 @@ func (b *bencher) fill(ctx context.Context, size int) error {
 	}
 	b.logf("filling the cluster from %d to %d claims (not measured)", b.claims, size)
 	b.stopOperator()
-	cl, err := newCeiling(ctx, b.e, b.k, b.class, ceilingOptions{workers: b.o.fillWorkers})
-	if err != nil {
-		return err
-	}
 	from := b.filled(ctx)
-	refs, _, err := runCeiling(ctx, b.k, cl, "fill", from, from+size-b.claims, b.o.perNS, b.o.createParallel)
+	refs, res, err := ceilingObjects(ctx, b.k, b.raw, b.o.fillWorkers, "fill", from, from+size-b.claims, b.o.perNS, b.o.createParallel)
 	b.claims += len(refs)
 	if err != nil {
+		return fmt.Errorf("fill: %w", err)
+	}
+	if err := finishAll(ctx, b.raw, b.o.fillWorkers, refs, res); err != nil {
 		return fmt.Errorf("fill: %w", err)
 	}
 	return b.startOperator(ctx)

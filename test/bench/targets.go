@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// The targets of issue 13, printed next to the figures with met / not met. They are never asserted:
+// the bench reports, it does not pass or fail.
+
+// figures are the measurements the targets are judged on; a zero count means "not measured".
+type figures struct {
+	burst                    int
+	rate, ceilingARate       float64
+	selfTestPerClaim         float64
+	requestsPerClaim         float64
+	ceilingARequestsPerClaim float64
+	single, rawSingle        time.Duration
+	rssClaims                int
+	rssKiB                   int64
+	restartClaims            int
+	tokensReissued           int
+}
+
+// Bounds of the targets.
+const (
+	minCeilingRatio       = 0.5
+	maxSelfTestPerClaim   = 3
+	maxExtraPerClaim      = 4
+	maxSingleRatio        = 3
+	maxRSSMiB             = 256
+	rssTargetClaims       = 10000
+	maxTokensAfterRestart = 0
+)
+
+// targetRow is one target: what it asks, what was measured, and whether it is met.
+type targetRow struct {
+	target, figure string
+	measured, met  bool
+}
+
+func (t targetRow) verdict() string {
+	switch {
+	case !t.measured:
+		return "not measured"
+	case t.met:
+		return "met"
+	default:
+		return "**not met**"
+	}
+}
+
+// evaluate judges f against every target.
+func evaluate(f figures) []targetRow {
+	out := make([]targetRow, 0, 6)
+	ratio := 0.0
+	if f.ceilingARate > 0 {
+		ratio = f.rate / f.ceilingARate
+	}
+	out = append(out, targetRow{
+		target:   fmt.Sprintf("burst of %d: throughput >= %.1fx ceiling (a)", f.burst, minCeilingRatio),
+		figure:   fmt.Sprintf("%.2fx (%.2f vs %.2f claims/s)", ratio, f.rate, f.ceilingARate),
+		measured: f.burst > 0 && f.ceilingARate > 0, met: ratio >= minCeilingRatio,
+	})
+	out = append(out, targetRow{
+		target:   fmt.Sprintf("self-test requests (SubjectAccessReviews, SelfSubjectRulesReviews, ...) per claim <= %d", maxSelfTestPerClaim),
+		figure:   fmt.Sprintf("%.2f", f.selfTestPerClaim),
+		measured: f.burst > 0, met: f.selfTestPerClaim <= maxSelfTestPerClaim,
+	})
+	limit := f.ceilingARequestsPerClaim + maxExtraPerClaim
+	out = append(out, targetRow{
+		target:   fmt.Sprintf("requests per claim, all verbs <= ceiling (a) + %d", maxExtraPerClaim),
+		figure:   fmt.Sprintf("%.2f (limit %.2f + %d = %.2f)", f.requestsPerClaim, f.ceilingARequestsPerClaim, maxExtraPerClaim, limit),
+		measured: f.burst > 0 && f.ceilingARequestsPerClaim > 0, met: f.requestsPerClaim <= limit,
+	})
+	single := 0.0
+	if f.rawSingle > 0 {
+		single = float64(f.single) / float64(f.rawSingle)
+	}
+	out = append(out, targetRow{
+		target:   fmt.Sprintf("single claim, idle: created -> Ready <= %dx the raw client's (medians)", maxSingleRatio),
+		figure:   fmt.Sprintf("%.1fx (%s s vs %s s)", single, secs3(f.single), secs3(f.rawSingle)),
+		measured: f.single > 0 && f.rawSingle > 0, met: single <= maxSingleRatio,
+	})
+	rssMiB := f.rssKiB / 1024
+	rssTarget := fmt.Sprintf("%d claims: manager RSS <= %d MiB", rssTargetClaims, maxRSSMiB)
+	rssFigure := fmt.Sprintf("%d MiB", rssMiB)
+	if f.rssClaims > 0 && f.rssClaims != rssTargetClaims {
+		rssFigure += fmt.Sprintf(" at %d claims (not %d)", f.rssClaims, rssTargetClaims)
+	}
+	out = append(out, targetRow{target: rssTarget, figure: rssFigure, measured: f.rssClaims > 0, met: rssMiB <= maxRSSMiB})
+	out = append(out, targetRow{
+		target:   "restart: 0 tokens re-issued",
+		figure:   fmt.Sprintf("%d tokens after a restart with %d claims", f.tokensReissued, f.restartClaims),
+		measured: f.restartClaims > 0, met: f.tokensReissued <= maxTokensAfterRestart,
+	})
+	return out
+}
+
+func secs3(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

@@ -1,0 +1,69 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestEvaluate(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name string
+		f    figures
+		// verdicts, in evaluate's order: throughput, self-test, requests, single claim, RSS, restart.
+		want []string
+	}{
+		{
+			name: "issue 13's before figures",
+			f: figures{burst: 500, rate: 7.7, ceilingARate: 66, selfTestPerClaim: 62, requestsPerClaim: 81, ceilingARequestsPerClaim: 12,
+				single: 400 * ms, rawSingle: 40 * ms},
+			want: []string{"**not met**", "**not met**", "**not met**", "**not met**", "not measured", "not measured"},
+		},
+		{
+			name: "every target met, on the bounds",
+			f: figures{burst: 500, rate: 5, ceilingARate: 10, selfTestPerClaim: 3, requestsPerClaim: 16, ceilingARequestsPerClaim: 12,
+				single: 90 * ms, rawSingle: 30 * ms, rssClaims: 10000, rssKiB: 256 * 1024, restartClaims: 10000},
+			want: []string{"met", "met", "met", "met", "met", "met"},
+		},
+		{
+			name: "just past every bound",
+			f: figures{burst: 500, rate: 4.99, ceilingARate: 10, selfTestPerClaim: 3.01, requestsPerClaim: 16.01, ceilingARequestsPerClaim: 12,
+				single: 91 * ms, rawSingle: 30 * ms, rssClaims: 2000, rssKiB: 257 * 1024, restartClaims: 2000, tokensReissued: 1},
+			want: []string{"**not met**", "**not met**", "**not met**", "**not met**", "**not met**", "**not met**"},
+		},
+		{
+			name: "no ceiling and no single claims: not measured, not met by default",
+			f:    figures{burst: 500, rate: 5, selfTestPerClaim: 1, requestsPerClaim: 10},
+			want: []string{"not measured", "met", "not measured", "not measured", "not measured", "not measured"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := evaluate(tc.f)
+			if len(got) != len(tc.want) {
+				t.Fatalf("%d targets, want %d", len(got), len(tc.want))
+			}
+			for i, row := range got {
+				if row.verdict() != tc.want[i] {
+					t.Errorf("target %q (%s): %s, want %s", row.target, row.figure, row.verdict(), tc.want[i])
+				}
+			}
+		})
+	}
+}
