@@ -45,7 +45,14 @@ func TestEvaluate(t *testing.T) {
 			name: "just past every bound",
 			f: figures{burst: 500, rate: 4.99, ceilingARate: 10, selfTestPerClaim: 3.01, requestsPerClaim: 16.01, ceilingARequestsPerClaim: 12,
 				single: 91 * ms, rawSingle: 30 * ms, rssClaims: 2000, rssKiB: 257 * 1024, restartClaims: 2000, tokensReissued: 1},
-			want: []string{"**not met**", "**not met**", "**not met**", "**not met**", "**not met**", "**not met**"},
+			want: []string{"**not met**", "**not met**", "**not met**", "**not met**",
+				"**not met** at 2000 claims (the target is at 10000)", "**not met** at 2000 claims (the target is at 10000)"},
+		},
+		{
+			name: "RSS and restart met at a smaller size say so",
+			f:    figures{rssClaims: 2000, rssKiB: 203 * 1024, restartClaims: 2000},
+			want: []string{"not measured", "not measured", "not measured", "not measured",
+				"met at 2000 claims (the target is at 10000)", "met at 2000 claims (the target is at 10000)"},
 		},
 		{
 			name: "no ceiling and no single claims: not measured, not met by default",
