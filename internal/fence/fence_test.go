@@ -35,6 +35,7 @@ func TestEmbeddedManifestsMatchConfig(t *testing.T) {
 	embeddedFiles := map[string][]byte{
 		"policy.yaml": policyYAML, "binding.yaml": bindingYAML,
 		"label-guard.yaml": labelGuardYAML, "label-guard-binding.yaml": labelGuardBindingYAML,
+		"stamp-creator.yaml": stampYAML, "stamp-creator-binding.yaml": stampBindingYAML,
 	}
 	kustomization, err := os.ReadFile(filepath.Join("..", "..", "config", "fence", "base", "kustomization.yaml"))
 	if err != nil {

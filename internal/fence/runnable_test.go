@@ -121,6 +121,11 @@ func TestCheckWithoutRBAC(t *testing.T) {
 // skipped with the reason, or fails if NSCLAIM_REQUIRE_ENVTEST is set (make test-unit sets it).
 func startEnvtest(t *testing.T) (*envtest.Environment, *rest.Config) {
 	t.Helper()
+	return startEnvtestWith(t, &envtest.Environment{})
+}
+
+func startEnvtestWith(t *testing.T, env *envtest.Environment) (*envtest.Environment, *rest.Config) {
+	t.Helper()
 	unavailable := t.Skip
 	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
 		unavailable = t.Fatal
@@ -129,7 +134,6 @@ func startEnvtest(t *testing.T) (*envtest.Environment, *rest.Config) {
 	if assets == "" {
 		unavailable("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
 	}
-	env := &envtest.Environment{}
 	cfg, err := env.Start()
 	if err != nil {
 		unavailable("the control plane in KUBEBUILDER_ASSETS=" + assets + " did not start: " + err.Error())
