@@ -260,7 +260,11 @@ func run(o options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up orphaned namespace controller: %w", err)
 	}
-	if err := (&controller.NamespaceClassReconciler{Client: mgr.GetClient(), MinimumPodSecurity: tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity)}).SetupWithManager(mgr); err != nil {
+	if err := (&controller.NamespaceClassReconciler{
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		MinimumPodSecurity: tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
+	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
 	}
 	if protocol.Namespace != "" {

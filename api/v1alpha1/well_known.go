@@ -176,6 +176,9 @@ const (
 	// CreatorNotAdmittedReason: the claim's creator matches none of its class's
 	// spec.credentials.requester.allowedUsernames.
 	CreatorNotAdmittedReason = "CreatorNotAdmitted"
+	// CreatorBoundReason: the CredentialsReady reason of a claim of credentials mode Requester: no token,
+	// the namespace's RoleBindings name the claim's creator.
+	CreatorBoundReason = "CreatorBound"
 )
 
 // RefusalReasons are the Ready=False reasons that mean the operator will not go on until a person

@@ -59,10 +59,13 @@ func (c Check) String() string {
 	return fmt.Sprintf("%s %s %s", a.Verb, res, where)
 }
 
-// Identity is the user and groups a token authenticates as.
+// Identity is the user and groups a token authenticates as (and, for a claim's stamped creator, its
+// UID and extra information, which authorizers such as webhooks may consult).
 type Identity struct {
 	User   string
 	Groups []string
+	UID    string
+	Extra  map[string][]string
 }
 
 // Checks returns the self-test for an identity in namespace ns holding the rules of its ClusterRole
@@ -231,7 +234,7 @@ func Verify(ctx context.Context, c client.Client, id Identity, checks []Check, c
 			defer func() { <-tokens; wg.Done() }()
 			attrs := chk.Attributes
 			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: id.User, Groups: id.Groups, ResourceAttributes: &attrs}}
+				User: id.User, Groups: id.Groups, UID: id.UID, Extra: extraValues(id.Extra), ResourceAttributes: &attrs}}
 			err := c.Create(ctx, sar)
 			mu.Lock()
 			defer mu.Unlock()
@@ -255,4 +258,16 @@ func Verify(ctx context.Context, c client.Client, id Identity, checks []Check, c
 		sort.Slice(fs, func(i, j int) bool { return fs[i].String() < fs[j].String() })
 	}
 	return res, nil
+}
+
+// extraValues converts an identity's extra information to a SubjectAccessReview's.
+func extraValues(extra map[string][]string) map[string]authorizationv1.ExtraValue {
+	if len(extra) == 0 {
+		return nil
+	}
+	out := make(map[string]authorizationv1.ExtraValue, len(extra))
+	for k, v := range extra {
+		out[k] = authorizationv1.ExtraValue(v)
+	}
+	return out
 }

@@ -276,3 +276,34 @@ func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string)
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, nil
 }
+
+// UserGrants returns the bindings, not made by nsclaim, that name user outside namespace ns and
+// outside home (where a claim's creator holds the right to make claims): for a claim of credentials
+// mode Requester, the creator's rights that the class did not grant. Bindings nsclaim made (for the
+// same creator's other claims) are not returned.
+func (b *BindingIndex) UserGrants(ctx context.Context, user, ns, home string) ([]ForeignGrant, error) {
+	subject := "User:" + user
+	var out []ForeignGrant
+	rbs := &rbacv1.RoleBindingList{}
+	if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
+		return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+	}
+	for i := range rbs.Items {
+		rb := &rbs.Items[i]
+		if rb.Namespace == ns || rb.Namespace == home || isManaged(rb) {
+			continue
+		}
+		out = append(out, ForeignGrant{Binding: "RoleBinding " + rb.Namespace + "/" + rb.Name, Role: rb.RoleRef.Kind + " " + rb.RoleRef.Name, Subject: subject})
+	}
+	crbs := &rbacv1.ClusterRoleBindingList{}
+	if err := b.cache.List(ctx, crbs, client.MatchingFields{subjectIndex: subject}); err != nil {
+		return nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
+	}
+	for i := range crbs.Items {
+		if crb := &crbs.Items[i]; !isManaged(crb) {
+			out = append(out, ForeignGrant{Binding: "ClusterRoleBinding " + crb.Name, Role: crb.RoleRef.Kind + " " + crb.RoleRef.Name, Subject: subject})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out, nil
+}

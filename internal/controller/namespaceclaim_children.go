@@ -37,11 +37,12 @@ import (
 // optional ones the class no longer asks for.
 func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *claimScope) error {
 	d := s.desired
-	objs := []client.Object{d.ServiceAccount, d.ReleaseRole}
+	objs := []client.Object{d.ReleaseRole}
 	for _, rb := range d.RoleBindings {
 		objs = append(objs, rb)
 	}
-	for _, o := range []client.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy} {
+	// The ServiceAccount is absent in credentials mode Requester.
+	for _, o := range []client.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy} {
 		if !isNil(o) {
 			objs = append(objs, o)
 		}

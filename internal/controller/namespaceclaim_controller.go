@@ -42,6 +42,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // FieldOwner is the field manager name of every write the operator makes.
@@ -206,6 +207,9 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	if err := r.reconcileExpiry(ctx, s); err != nil {
 		return err
 	}
+	if err := r.reconcileCreator(ctx, s); err != nil {
+		return err
+	}
 	if s.expired || s.class == nil {
 		return nil
 	}
@@ -232,6 +236,10 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	}
 	if s.refusal != nil {
 		return nil
+	}
+	if provision.IsRequesterMode(s.class) {
+		// Mode Requester: the creator is bound; no token, no Secret.
+		return r.reconcileRequesterAccess(ctx, s)
 	}
 	// The identity is proven before any credential is written: the token due (if any) is minted first,
 	// the self-test runs with it, and it is written only if the self-test passes. A claim whose

@@ -80,7 +80,9 @@ type claimScope struct {
 	// issued one; renewAt is when the token is to be renewed.
 	credentialsReady bool
 	tokenIssued      bool
-	renewAt          time.Time
+	// creatorBound is set when, in credentials mode Requester, the creator is bound and verified.
+	creatorBound bool
+	renewAt      time.Time
 	// credentialsCheckAt is when the credentials Secret is next checked; zero when not scheduled.
 	credentialsCheckAt time.Time
 

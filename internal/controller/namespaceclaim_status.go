@@ -81,6 +81,9 @@ func setConditions(s *claimScope, err error) {
 	if s.childrenReady {
 		set(tenancyv1alpha1.NamespaceReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s and its objects match NamespaceClass %s", claim.Status.Namespace, claim.Status.ClassName))
 	}
+	if s.creatorBound {
+		set(tenancyv1alpha1.CredentialsReadyCondition, true, tenancyv1alpha1.CreatorBoundReason, fmt.Sprintf("No token is issued: the namespace's RoleBindings name the claim's creator %s, who uses their own credentials", claim.Status.BoundUser))
+	}
 	if s.credentialsReady {
 		set(tenancyv1alpha1.CredentialsReadyCondition, true, tenancyv1alpha1.IssuedReason, fmt.Sprintf("Secret %s holds a token valid until %s", claim.Status.CredentialsSecretName, claim.Status.TokenExpiresAt.UTC().Format(time.RFC3339)))
 	}
@@ -111,6 +114,10 @@ func setConditions(s *claimScope, err error) {
 			set(tenancyv1alpha1.ReadyCondition, false, c.Reason, c.Message)
 			return
 		}
+	}
+	if claim.Status.BoundUser != "" {
+		set(tenancyv1alpha1.ReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s is ready for %s, with their own credentials", claim.Status.Namespace, claim.Status.BoundUser))
+		return
 	}
 	set(tenancyv1alpha1.ReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s is ready; credentials are in Secret %s", claim.Status.Namespace, claim.Status.CredentialsSecretName))
 }

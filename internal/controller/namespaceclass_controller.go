@@ -38,12 +38,19 @@ import (
 // classRecheck is how often a class is checked again: the operator's own RBAC may change.
 const classRecheck = 10 * time.Minute
 
+// stampRecheck is how often a class of credentials mode Requester is checked again: the creator stamp it
+// depends on may be removed or altered, and the operator may only get it by name, not watch it.
+const stampRecheck = time.Minute
+
 // NamespaceClassReconciler reports on each class's status whether the operator can provision it: that
 // it may bind every ClusterRole the class names (a SelfSubjectAccessReview of `bind`, once per class
 // generation and every classRecheck), and that its Pod Security level is allowed. The claim reconciler
 // refuses claims of a class whose status says it cannot be provisioned, with the same message.
 type NamespaceClassReconciler struct {
 	client.Client
+	// APIReader reads the creator stamp from the API server (the operator may get it by name only, so
+	// it cannot be cached); nil reads through Client.
+	APIReader client.Reader
 	// MinimumPodSecurity is the weakest Pod Security level allowed; empty means baseline.
 	MinimumPodSecurity tenancyv1alpha1.PodSecurityLevel
 }
@@ -67,7 +74,11 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	cond := metav1.Condition{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: tenancyv1alpha1.ValidReason,
 		Message: "The operator may bind every ClusterRole this class names, and its Pod Security level is allowed", ObservedGeneration: class.Generation}
-	for _, ref := range []*provision.Refusal{provision.NotBindable(class, notBindable), provision.CheckPodSecurity(class, r.MinimumPodSecurity)} {
+	stampRef, err := r.checkStamp(ctx, class)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, ref := range []*provision.Refusal{provision.NotBindable(class, notBindable), provision.CheckPodSecurity(class, r.MinimumPodSecurity), stampRef} {
 		if ref != nil {
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ref.Reason, ref.Message
 			break
@@ -80,7 +91,27 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			return ctrl.Result{}, fmt.Errorf("patching NamespaceClass status: %w", err)
 		}
 	}
+	if provision.IsRequesterMode(class) {
+		return ctrl.Result{RequeueAfter: stampRecheck}, nil
+	}
 	return ctrl.Result{RequeueAfter: classRecheck}, nil
+}
+
+// checkStamp, for a class of credentials mode Requester, reads the creator stamp its claims depend on
+// and returns the refusal its claims would get while it is missing or altered.
+func (r *NamespaceClassReconciler) checkStamp(ctx context.Context, class *tenancyv1alpha1.NamespaceClass) (*provision.Refusal, error) {
+	if !provision.IsRequesterMode(class) {
+		return nil, nil
+	}
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	stamp, err := stampState(ctx, reader)
+	if err != nil {
+		return nil, err
+	}
+	return provision.CheckClassStamp(class, stamp), nil
 }
 
 // mayBind asks the API server whether the operator may bind ClusterRole name. The operator binds only

@@ -181,3 +181,17 @@ func setTenantSubjects(d *Desired, subjects []rbacv1.Subject) {
 		d.NamespaceWatcherBinding.Subjects = append([]rbacv1.Subject(nil), subjects...)
 	}
 }
+
+// CheckClassStamp is what a class of credentials mode Requester reports while the creator stamp its
+// claims depend on is missing or altered: every new claim of it is refused with CreatorNotStamped.
+func CheckClassStamp(class *tenancyv1alpha1.NamespaceClass, stamp StampState) *Refusal {
+	if !IsRequesterMode(class) || stamp.Intact {
+		return nil
+	}
+	problems := strings.Join(stamp.Problems, "; ")
+	if problems == "" {
+		problems = "not checked"
+	}
+	return &Refusal{Reason: tenancyv1alpha1.CreatorNotStampedReason, Message: fmt.Sprintf(
+		"spec.credentials.mode is Requester, but %s is not installed as shipped (%s): new claims of this class are refused until an admin applies config/fence", stampRef, problems)}
+}

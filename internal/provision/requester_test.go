@@ -191,3 +191,19 @@ func TestBindCreator(t *testing.T) {
 		t.Errorf("the class's extra binding changed: %v", s)
 	}
 }
+
+func TestCheckClassStamp(t *testing.T) {
+	requester := &tenancyv1alpha1.NamespaceClass{Spec: tenancyv1alpha1.NamespaceClassSpec{Credentials: tenancyv1alpha1.CredentialsSpec{
+		Mode: tenancyv1alpha1.CredentialsModeRequester, Requester: &tenancyv1alpha1.RequesterCredentials{AllowedUsernames: []string{"*"}}}}}
+	if ref := CheckClassStamp(&tenancyv1alpha1.NamespaceClass{}, StampState{}); ref != nil {
+		t.Errorf("a Token class does not depend on the stamp: %v", ref)
+	}
+	if ref := CheckClassStamp(requester, StampState{Intact: true}); ref != nil {
+		t.Errorf("stamp intact, yet %v", ref)
+	}
+	ref := CheckClassStamp(requester, StampState{Problems: []string{"MutatingAdmissionPolicyBinding x is missing"}})
+	if ref == nil || ref.Reason != tenancyv1alpha1.CreatorNotStampedReason || !strings.Contains(ref.Message, "MutatingAdmissionPolicyBinding x is missing") ||
+		!strings.Contains(ref.Message, "spec.credentials.mode is Requester") {
+		t.Errorf("got %v", ref)
+	}
+}
