@@ -31,6 +31,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // selfTestCounts reads the self-test request counters.
@@ -60,6 +61,34 @@ func TestSelfTestRequestsPerClaim(t *testing.T) {
 	// Two per claim; a third pair only when the new RoleBindings had not reached the authorizer yet.
 	g.Expect((rules - rules0) / claims).To(BeNumerically("<=", 3))
 	g.Expect(rules - rules0).To(BeNumerically(">=", 2*claims))
+}
+
+// A Ready claim whose objects were repaired is self-tested again with a short-lived token minted for
+// the self-test alone: its credentials Secret is not touched. Not parallel: the counters are the
+// process's.
+func TestRepairedClaimIsSelfTestedWithAThrowawayToken(t *testing.T) {
+	requireEnvtest(t)
+	g := NewWithT(t)
+	class := newClass(t)
+	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
+	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	sec := &corev1.Secret{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}, sec)).To(Succeed())
+	rules0, _, tokens0 := selfTestCounts()
+
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: got.Status.Namespace, Name: provision.TenantRoleBindingName}}
+	g.Expect(k8s.Delete(ctx, rb)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)).To(Succeed())
+		rules, _, tokens := selfTestCounts()
+		g.Expect(tokens - tokens0).To(BeNumerically(">=", 1))
+		g.Expect(rules - rules0).To(BeNumerically(">=", 2))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	now := &corev1.Secret{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sec), now)).To(Succeed())
+	g.Expect(now.ResourceVersion).To(Equal(sec.ResourceVersion), "the self-test's token was written")
+	g.Expect(getClaim(g, claim).Status.TokenExpiresAt).To(Equal(got.Status.TokenExpiresAt))
 }
 
 // A cluster-wide grant made ahead of time to a claim's future ServiceAccount is excess, named by its
