@@ -56,7 +56,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	}
 	roleFields := provision.ClusterRoleFields(s.class)
 	for _, want := range objs {
-		changed, err := r.ensure(ctx, want)
+		changed, err := r.applyChild(ctx, want)
 		if apierrors.IsForbidden(err) {
 			if f, ok := boundRoleField(want, d.RoleBindings, roleFields); ok {
 				// RBAC refuses a binding to a role the operator may not bind: nothing was bound.

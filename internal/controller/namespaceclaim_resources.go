@@ -18,67 +18,209 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/klog/v2"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
-// ensure makes the object want exist as built: it creates it when missing, and patches it when its
-// labels, annotations or content drifted. It reads through the cache first; an object the cache does
-// not hold (for example one whose nsclaim labels were removed) is read from the API server. It reports
-// whether it wrote anything.
-func (r *NamespaceClaimReconciler) ensure(ctx context.Context, want client.Object) (bool, error) {
+// applyChild makes the child want exist as built, with a server-side apply under FieldOwner that forces
+// ownership of the fields nsclaim sets and leaves every other field (a label a tenant added) alone. It
+// reads the object through the cache first; one the cache does not hold (missing, or stripped of its
+// nsclaim labels) is read from the API server. Nothing is sent when the object already carries
+// everything the apply would set (see childAction). A binding whose roleRef differs is deleted and
+// created again, since the API server refuses to change a roleRef. It reports whether it wrote
+// anything.
+func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object) (bool, error) {
 	key := client.ObjectKeyFromObject(want)
+	gvk, err := apiutil.GVKForObject(want, r.Scheme())
+	if err != nil {
+		return false, err
+	}
+	desired, err := applyConfiguration(want, gvk)
+	if err != nil {
+		return false, fmt.Errorf("building %s %s: %w", gvk.Kind, key, err)
+	}
 	have := reflect.New(reflect.TypeOf(want).Elem()).Interface().(client.Object)
 	ok, err := found(r.Get(ctx, key, have))
+	if err == nil && !ok {
+		ok, err = found(r.APIReader.Get(ctx, key, have))
+	}
 	if err != nil {
-		return false, fmt.Errorf("reading %T %s: %w", want, key, err)
+		return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
 	}
-	if !ok {
-		err := r.Create(ctx, want.DeepCopyObject().(client.Object), client.FieldOwner(FieldOwner))
-		if err == nil {
-			return true, nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return false, fmt.Errorf("creating %T %s: %w", want, key, err)
-		}
-		if err := r.APIReader.Get(ctx, key, have); err != nil {
-			return false, fmt.Errorf("reading %T %s: %w", want, key, err)
+	var current map[string]any
+	if ok {
+		if current, err = runtime.DefaultUnstructuredConverter.ToUnstructured(have); err != nil {
+			return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
 		}
 	}
-	if labelsAndAnnotationsMatch(want, have) && contentMatches(want, have) {
+	switch childAction(desired, current) {
+	case childUpToDate:
 		return false, nil
-	}
-	if immutableDiffers(want, have) {
+	case childReplace:
 		uid, rv := have.GetUID(), have.GetResourceVersion()
 		if err := r.Delete(ctx, have, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
-			return false, fmt.Errorf("replacing %T %s: %w", want, key, err)
+			return false, fmt.Errorf("replacing %s %s: %w", gvk.Kind, key, err)
 		}
-		if err := r.Create(ctx, want.DeepCopyObject().(client.Object), client.FieldOwner(FieldOwner)); err != nil {
-			return false, fmt.Errorf("creating %T %s: %w", want, key, err)
-		}
-		return true, nil
 	}
-	patched := have.DeepCopyObject().(client.Object)
-	mergeMeta(patched, want)
-	copyContent(patched, want)
-	if err := r.Patch(ctx, patched, client.MergeFromWithOptions(have, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
-		return false, fmt.Errorf("patching %T %s: %w", want, klog.KObj(want), err)
+	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: desired})
+	if err := r.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
 	return true, nil
+}
+
+// appliedAnnotation holds a digest of the apply configuration nsclaim last applied to a child. The
+// cache holds no managedFields, so this is how a reconcile tells that the class dropped a field nsclaim
+// used to set (a quota key): the digest differs, and the apply that follows removes that field.
+const appliedAnnotation = "tenancy.nsclaim.dev/applied"
+
+// applyConfiguration returns the apply configuration of the typed object want, of kind gvk: the fields
+// want sets, with its name, namespace, labels, annotations and owner references (optional fields it
+// leaves empty are omitted; builders set explicit zero values, such as
+// automountServiceAccountToken=false, through pointers), with appliedAnnotation set to their digest.
+func applyConfiguration(want client.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+	if err != nil {
+		return nil, err
+	}
+	delete(u, "status")
+	// Of the metadata, only what nsclaim decides: never a resourceVersion (an apply with one fails when
+	// the object moved on) or other fields the API server sets.
+	md := map[string]any{}
+	if from, ok := u["metadata"].(map[string]any); ok {
+		for _, k := range []string{"name", "namespace", "labels", "annotations", "ownerReferences"} {
+			if v, ok := from[k]; ok {
+				md[k] = v
+			}
+		}
+	}
+	u["metadata"] = md
+	u["apiVersion"], u["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	body, err := json.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	ann, _ := md["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		md["annotations"] = ann
+	}
+	ann[appliedAnnotation] = hex.EncodeToString(sum[:12])
+	return u, nil
+}
+
+// childDecision is what applyChild does with a child.
+type childDecision int
+
+const (
+	// childUpToDate: the object carries every field of the apply configuration; nothing is sent.
+	childUpToDate childDecision = iota
+	// childApply: the object is missing or differs; it is applied.
+	childApply
+	// childReplace: the object's roleRef differs, which cannot change in place; it is deleted and applied.
+	childReplace
+)
+
+// childAction decides, from the apply configuration desired and the object as it is (current, nil when
+// missing), what applyChild does. Fields only others set, labels and annotations among them, do not
+// count; lists must match element for element (the lists nsclaim sets are atomic); an owner reference
+// nsclaim sets must be among the object's.
+func childAction(desired, current map[string]any) childDecision {
+	if current == nil {
+		return childApply
+	}
+	if ref, ok := desired["roleRef"]; ok && !covers(current["roleRef"], ref) {
+		return childReplace
+	}
+	for k, v := range desired {
+		switch k {
+		case "apiVersion", "kind":
+		case "metadata":
+			if !metadataCovers(current[k], v) {
+				return childApply
+			}
+		default:
+			if !covers(current[k], v) {
+				return childApply
+			}
+		}
+	}
+	return childUpToDate
+}
+
+// metadataCovers reports whether the metadata have carries the name, labels, annotations and owner
+// references of want.
+func metadataCovers(have, want any) bool {
+	h, _ := have.(map[string]any)
+	w, _ := want.(map[string]any)
+	for k, v := range w {
+		if k != "ownerReferences" {
+			if !covers(h[k], v) {
+				return false
+			}
+			continue
+		}
+		hrefs, _ := h[k].([]any)
+		wrefs, _ := v.([]any)
+		for _, ref := range wrefs {
+			if !slices.ContainsFunc(hrefs, func(x any) bool { return covers(x, ref) }) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// covers reports whether have holds want: every key of a map of want with a value have covers, lists
+// of the same length whose elements cover want's, and equal values otherwise.
+func covers(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			hv, ok := h[k]
+			if !ok || !covers(hv, v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !covers(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(have, want)
+	}
 }
 
 // labelsAndAnnotationsMatch reports whether have carries every label and annotation of want.
@@ -109,66 +251,6 @@ func mergeMeta(obj, want metav1.Object) {
 	}
 	maps.Copy(a, want.GetAnnotations())
 	obj.SetAnnotations(a)
-}
-
-// contentMatches reports whether have's content (everything but metadata) is what want sets. Fields
-// want leaves empty are ignored, so values the API server defaults do not count as drift.
-func contentMatches(want, have client.Object) bool {
-	switch w := want.(type) {
-	case *corev1.ServiceAccount:
-		return equality.Semantic.DeepDerivative(w.AutomountServiceAccountToken, have.(*corev1.ServiceAccount).AutomountServiceAccountToken)
-	case *rbacv1.Role:
-		return equality.Semantic.DeepEqual(w.Rules, have.(*rbacv1.Role).Rules)
-	case *rbacv1.ClusterRole:
-		return equality.Semantic.DeepEqual(w.Rules, have.(*rbacv1.ClusterRole).Rules)
-	case *rbacv1.ClusterRoleBinding:
-		h := have.(*rbacv1.ClusterRoleBinding)
-		return w.RoleRef == h.RoleRef && equality.Semantic.DeepEqual(w.Subjects, h.Subjects)
-	case *rbacv1.RoleBinding:
-		h := have.(*rbacv1.RoleBinding)
-		return w.RoleRef == h.RoleRef && equality.Semantic.DeepEqual(w.Subjects, h.Subjects)
-	case *corev1.ResourceQuota:
-		return equality.Semantic.DeepDerivative(w.Spec, have.(*corev1.ResourceQuota).Spec)
-	case *corev1.LimitRange:
-		return equality.Semantic.DeepDerivative(w.Spec, have.(*corev1.LimitRange).Spec)
-	case *networkingv1.NetworkPolicy:
-		return equality.Semantic.DeepDerivative(w.Spec, have.(*networkingv1.NetworkPolicy).Spec)
-	}
-	panic(fmt.Sprintf("contentMatches: unexpected type %T", want))
-}
-
-// immutableDiffers reports whether have differs from want in a field the API server will not change in
-// place (a RoleBinding's roleRef), so the object must be replaced.
-func immutableDiffers(want, have client.Object) bool {
-	switch w := want.(type) {
-	case *rbacv1.RoleBinding:
-		return w.RoleRef != have.(*rbacv1.RoleBinding).RoleRef
-	case *rbacv1.ClusterRoleBinding:
-		return w.RoleRef != have.(*rbacv1.ClusterRoleBinding).RoleRef
-	}
-	return false
-}
-
-// copyContent sets dst's content (everything but metadata) to src's.
-func copyContent(dst, src client.Object) {
-	switch s := src.(type) {
-	case *corev1.ServiceAccount:
-		dst.(*corev1.ServiceAccount).AutomountServiceAccountToken = s.AutomountServiceAccountToken
-	case *rbacv1.Role:
-		dst.(*rbacv1.Role).Rules = s.Rules
-	case *rbacv1.ClusterRole:
-		dst.(*rbacv1.ClusterRole).Rules = s.Rules
-	case *rbacv1.ClusterRoleBinding:
-		dst.(*rbacv1.ClusterRoleBinding).Subjects = s.Subjects
-	case *rbacv1.RoleBinding:
-		dst.(*rbacv1.RoleBinding).Subjects = s.Subjects
-	case *corev1.ResourceQuota:
-		dst.(*corev1.ResourceQuota).Spec = *s.Spec.DeepCopy()
-	case *corev1.LimitRange:
-		dst.(*corev1.LimitRange).Spec = *s.Spec.DeepCopy()
-	case *networkingv1.NetworkPolicy:
-		dst.(*networkingv1.NetworkPolicy).Spec = *s.Spec.DeepCopy()
-	}
 }
 
 // isNil reports whether an optional desired object is absent (a typed nil inside the interface).
