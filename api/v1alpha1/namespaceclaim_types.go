@@ -68,7 +68,7 @@ type NamespaceClaimSpec struct {
 	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
 
 	// creator is the identity that created the claim, recorded by the API server's admission (the
-	// nsclaim-stamp-creator MutatingAdmissionPolicy of config/fence replaces whatever the creator
+	// nsclaim-operator-stamp-creator MutatingAdmissionPolicy of config/fence replaces whatever the creator
 	// sends). Classes of credentials mode Requester bind it. Immutable.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Creator",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}

@@ -260,3 +260,32 @@ func TestRequesterModeFailsClosedWithoutStamp(t *testing.T) {
 	got = waitFor(t, after, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	g.Expect(got.Status.BoundUser).To(Equal(user))
 }
+
+// TestRequesterModeSelfTestFindsCreatorsRightsElsewhere: the self-test proves, as the creator, that it
+// can do nothing outside its namespace: a RoleBinding that grants the creator a role in some third
+// namespace keeps the claim from Ready (ExcessPermissions naming the binding) until it is removed.
+func TestRequesterModeSelfTestFindsCreatorsRightsElsewhere(t *testing.T) {
+	requireEnvtest(t)
+	installStamp(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	class := newClass(t, withPrefix("keyless-"), requesterMode([]string{"ci:*"}))
+	ns := newRequesterNamespace(t, nil)
+	user := uniq("ci:org/app")
+	mayClaim(t, ns, user)
+	elsewhere := newRequesterNamespace(t, nil)
+	grant := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "ci-edit", Namespace: elsewhere},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: testRoleName},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
+	g.Expect(k8s.Create(ctx, grant)).To(Succeed())
+
+	claim := createAs(t, impersonating(t, user, []string{"ci:org"}, nil), ns, class.Name, nil)
+	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ExcessPermissionsReason)
+	g.Expect(meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.ReadyCondition).Message).To(ContainSubstring("RoleBinding " + elsewhere + "/ci-edit"))
+	g.Expect(got.Status.BoundUser).To(BeEmpty())
+
+	g.Expect(k8s.Delete(ctx, grant)).To(Succeed())
+	touch(t, claim)
+	got = waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	g.Expect(got.Status.BoundUser).To(Equal(user))
+}
