@@ -56,7 +56,9 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	}
 	roleFields := provision.ClusterRoleFields(s.class)
 	for _, want := range objs {
-		changed, err := r.applyChild(ctx, want)
+		// Once something was repaired, whether a child the cache misses really changes no longer
+		// matters: it is applied without asking the API server first.
+		changed, err := r.applyChild(ctx, want, s.repaired == 0)
 		if apierrors.IsForbidden(err) {
 			if f, ok := boundRoleField(want, d.RoleBindings, roleFields); ok {
 				// RBAC refuses a binding to a role the operator may not bind: nothing was bound.

@@ -43,12 +43,13 @@ import (
 
 // applyChild makes the child want exist as built, with a server-side apply under FieldOwner that forces
 // ownership of the fields nsclaim sets and leaves every other field (a label a tenant added) alone. It
-// reads the object through the cache first; one the cache does not hold (missing, or stripped of its
-// nsclaim labels) is read from the API server. Nothing is sent when the object already carries
-// everything the apply would set (see childAction). A binding whose roleRef differs is deleted and
+// reads the object through the cache first; one the cache does not hold (missing, stripped of its
+// nsclaim labels, or made moments ago) is read from the API server when readOnMiss is set, so a cache
+// that lags behind a write does not count as a change, and is otherwise applied at once. Nothing is
+// sent when the object already carries everything the apply would set (see childAction). A binding whose roleRef differs is deleted and
 // created again, since the API server refuses to change a roleRef. It reports whether it wrote
 // anything.
-func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object) (bool, error) {
+func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object, readOnMiss bool) (bool, error) {
 	key := client.ObjectKeyFromObject(want)
 	gvk, err := apiutil.GVKForObject(want, r.Scheme())
 	if err != nil {
@@ -60,7 +61,7 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 	}
 	have := reflect.New(reflect.TypeOf(want).Elem()).Interface().(client.Object)
 	ok, err := found(r.Get(ctx, key, have))
-	if err == nil && !ok {
+	if err == nil && !ok && readOnMiss {
 		ok, err = found(r.APIReader.Get(ctx, key, have))
 	}
 	if err != nil {
