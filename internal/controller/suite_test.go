@@ -36,7 +36,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,7 +62,7 @@ var (
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8s       client.Client
-	testClock = clocktesting.NewFakePassiveClock(time.Now())
+	testClock = &offsetClock{}
 	scheme    = runtime.NewScheme()
 	mgrCancel context.CancelFunc
 	mgrDone   chan struct{}
