@@ -88,7 +88,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := finalInvariants(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // pipeline is a CI identity that may only create and watch NamespaceClaims and read Secrets in its own
@@ -122,6 +127,7 @@ func newPipeline(t *testing.T, name string) *pipeline {
 // that acts with it, as the pipeline holding that token would.
 func loginAs(t *testing.T, sa *corev1.ServiceAccount, ns string) (string, client.Client) {
 	t.Helper()
+	t.Cleanup(func() { checkInvariants(t) })
 	g := NewWithT(t)
 	tr := &authenticationv1.TokenRequest{}
 	g.Expect(admin.SubResource("token").Create(ctx, sa, tr)).To(Succeed())
