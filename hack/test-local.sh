@@ -18,12 +18,26 @@ cleanup() {
 }
 trap cleanup EXIT
 "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
+# An audit log of ConfigMap requests (Metadata level: user, verb, object, never a body), where the e2e
+# joins a tenant's requests to its claim through the token's credential ID.
+AUDIT_DIR=$LOCAL_CLUSTER_DIR/audit
+mkdir -p "$AUDIT_DIR"
+cat >"$AUDIT_DIR/policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: Metadata
+  resources: [{group: "", resources: [configmaps]}]
+- level: None
+POLICY
+export APISERVER_EXTRA_ARGS="${APISERVER_EXTRA_ARGS:-} --audit-policy-file=$AUDIT_DIR/policy.yaml --audit-log-path=$AUDIT_DIR/audit.log --audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=0"
 "$REPO_ROOT/hack/local-cluster.sh" up
 # The ConfigMap protocol is on, as a Deployment or Subscription switches it on.
 export OPERATOR_ARGS="${OPERATOR_ARGS:-} --requests-namespace nsplease-requests --requests-class nsplease"
 "$REPO_ROOT/hack/local-operator.sh" start
 status=0
-KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" KUBECTL="$KUBE_BIN_DIR/kubectl" KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache" \
+E2E_AUDIT_LOG="$AUDIT_DIR/audit.log" KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" KUBECTL="$KUBE_BIN_DIR/kubectl" KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache" \
   go test ./test/e2e/ -count=1 -v -timeout 20m ${E2E_RUN:+-run "$E2E_RUN"} > "$LOCAL_CLUSTER_DIR/e2e.log" 2>&1 || status=$?
 grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- ' "$LOCAL_CLUSTER_DIR/e2e.log" || true
 if [ "$status" -ne 0 ]; then
