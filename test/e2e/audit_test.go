@@ -36,8 +36,8 @@ const credentialIDExtra = "authentication.kubernetes.io/credential-id"
 
 // auditEvent is the part of an audit.k8s.io/v1 Event the test reads.
 type auditEvent struct {
-	Verb      string `json:"verb"`
-	User      struct {
+	Verb string `json:"verb"`
+	User struct {
 		Username string              `json:"username"`
 		Extra    map[string][]string `json:"extra"`
 	} `json:"user"`
@@ -117,5 +117,5 @@ func TestTokenRequestsJoinTheClaimInTheAuditLog(t *testing.T) {
 			creates = append(creates, strings.Join([]string{e.ObjectRef.Namespace, e.ObjectRef.Resource, e.ObjectRef.Name}, "/"))
 		}
 	}
-	g.Expect(creates).To(ContainElement(claim.Status.Namespace+"/configmaps/audited"))
+	g.Expect(creates).To(ContainElement(claim.Status.Namespace + "/configmaps/audited"))
 }
