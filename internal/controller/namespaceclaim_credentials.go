@@ -159,6 +159,16 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	claim.Status.CredentialsSecretName = p.name
 	claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
 	claim.Status.TokenServiceAccountUID = tok.ServiceAccountUID
+	if tok.CredentialID != "" {
+		claim.Status.IssuedTokens = credentials.RecordIssued(claim.Status.IssuedTokens, tok.CredentialID, s.now, tok.ExpiresAt)
+		if r.Recorder != nil {
+			// The credential ID joins the token's requests in the audit log to this claim; it cannot
+			// authenticate, the token itself is never in an Event.
+			r.Recorder.Eventf(claim, nil, corev1.EventTypeNormal, "TokenIssued", "IssueToken",
+				"Issued a token for ServiceAccount %s/%s in Secret %s: credential ID %s, expires %s (%s)", ns, p.sa.Name, p.name,
+				tok.CredentialID, tok.ExpiresAt.UTC().Format(time.RFC3339), p.decision.Reason)
+		}
+	}
 	s.credentialsReady = true
 	return nil
 }
@@ -289,5 +299,13 @@ func (r *NamespaceClaimReconciler) issueToken(ctx context.Context, sa *corev1.Se
 	if err := r.SubResource("token").Create(ctx, sa, tr); err != nil {
 		return credentials.Token{}, fmt.Errorf("requesting token for ServiceAccount %s: %w", klog.KObj(sa), err)
 	}
-	return credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(sa.UID)}, nil
+	tok := credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(sa.UID)}
+	id, err := credentials.CredentialID(tok.Value)
+	if err != nil {
+		// The error names what is wrong with the token's shape, never the token.
+		logf.FromContext(ctx).Info("The issued token has no readable credential ID; its requests cannot be joined to the claim in the audit log", "serviceAccount", klog.KObj(sa), "error", err.Error())
+	}
+	tok.CredentialID = id
+	logf.FromContext(ctx).V(1).Info("Minted token", "serviceAccount", klog.KObj(sa), "credentialID", id, "expiresAt", tok.ExpiresAt)
+	return tok, nil
 }

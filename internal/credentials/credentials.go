@@ -43,6 +43,9 @@ type Token struct {
 	Value             string
 	ExpiresAt         time.Time
 	ServiceAccountUID string
+	// CredentialID is the token's jti, which the API server's audit log records for every request made
+	// with it; empty if the token carried none.
+	CredentialID string
 }
 
 // Endpoint is the API server a kubeconfig points at.
