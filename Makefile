@@ -374,7 +374,7 @@ $(KIND): $(LOCALBIN)
 # $2 - package url which can be installed
 # $3 - specific version of package
 define go-install-tool
-@[ -f "$(1)-$(3)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(1)-$(3)" ] || { \
+@[ -f "$(1)-$(3)" ] && [ "$$(realpath -- "$(1)" 2>/dev/null)" = "$$(realpath -- "$(1)-$(3)")" ] || { \
 set -e; \
 package=$(2)@$(3) ;\
 echo "Building $${package} from source" ;\
@@ -394,7 +394,7 @@ endef
 # $5 - extra go build flags
 # $6 - CGO_ENABLED (default 0)
 define go-build-wrapped-tool
-@[ -f "$(1)-$(4)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$(1)-$(4)" ] || { \
+@[ -f "$(1)-$(4)" ] && [ "$$(realpath -- "$(1)" 2>/dev/null)" = "$$(realpath -- "$(1)-$(4)")" ] || { \
 set -e; \
 echo "Building $(3)@$(4) from source" ;\
 rm -f $(1) ;\
