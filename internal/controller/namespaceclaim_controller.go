@@ -237,6 +237,9 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	if s.refusal != nil {
 		return nil
 	}
+	if err := r.reconcileUsable(ctx, s); err != nil || s.unusable != "" {
+		return err
+	}
 	if provision.IsRequesterMode(s.class) {
 		// Mode Requester: the creator is bound; no token, no Secret.
 		return r.reconcileRequesterAccess(ctx, s)

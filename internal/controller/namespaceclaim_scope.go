@@ -75,6 +75,10 @@ type claimScope struct {
 	childrenReady bool
 	// repaired counts objects created or changed in this reconcile.
 	repaired int
+	// unusable says what the namespace still waits for before a Pod fitting the class can be created
+	// in it; empty when it is usable or was not checked. unusablePoll is set when no watch reports it.
+	unusable     string
+	unusablePoll bool
 
 	// credentialsReady is set when the Secret holds a valid token; tokenIssued when this reconcile
 	// issued one; renewAt is when the token is to be renewed.
@@ -119,6 +123,9 @@ func (s *claimScope) requeueAfter() time.Duration {
 	}
 	if s.terminating != "" {
 		soon(terminatingPoll)
+	}
+	if s.unusablePoll {
+		soon(usablePoll)
 	}
 	switch {
 	case s.refusal == nil:

@@ -78,7 +78,9 @@ func setConditions(s *claimScope, err error) {
 		return
 	}
 
-	if s.childrenReady {
+	if s.childrenReady && s.unusable != "" {
+		set(tenancyv1alpha1.NamespaceReadyCondition, false, tenancyv1alpha1.PendingReason, s.unusable)
+	} else if s.childrenReady {
 		set(tenancyv1alpha1.NamespaceReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s and its objects match NamespaceClass %s", claim.Status.Namespace, claim.Status.ClassName))
 	}
 	if s.creatorBound {

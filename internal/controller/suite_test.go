@@ -20,8 +20,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,9 +58,9 @@ const (
 	requestsClass     = "requests"
 )
 
-// The suite runs the real reconciler in a real manager against envtest's kube-apiserver and etcd.
-// Assertions read through an uncached client. envtest has no kube-controller-manager: no garbage
-// collection and no namespace finalisation (those cases run in test/e2e on the local cluster).
+// The suite runs the real reconciler in a real manager against envtest's kube-apiserver and etcd, and
+// the real kube-controller-manager of KUBEBUILDER_ASSETS with the controllers a claim's namespace
+// depends on (controllerManagerControllers). Assertions read through an uncached client.
 var (
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
@@ -100,9 +103,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "envtest tests skipped:", envtestUnavailable)
 		os.Exit(m.Run())
 	}
+	if err := startControllerManager(); err != nil {
+		_ = testEnv.Stop()
+		envtestUnavailable = err.Error()
+		fmt.Fprintln(os.Stderr, "envtest tests skipped:", envtestUnavailable)
+		os.Exit(m.Run())
+	}
 	startManager()
 	code := m.Run()
 	stopManager()
+	stopControllerManager()
+	_ = os.RemoveAll(controllerManagerDir)
 	if err := testEnv.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 	}
@@ -137,6 +148,98 @@ func startEnvtest() error {
 		return stop(fmt.Errorf("creating test ClusterRole in the control plane of KUBEBUILDER_ASSETS=%s: %w", assets, err))
 	}
 	return nil
+}
+
+// controllerManagerControllers are the kube-controller-manager controllers the suite runs: the ones a
+// claim's namespace depends on (its `default` ServiceAccount, its quota's status) and the ones that
+// delete what a deleted namespace or owner leaves. None of them needs a signing key.
+var controllerManagerControllers = []string{
+	"serviceaccount-controller", "resourcequota-controller", "garbage-collector-controller", "namespace-controller",
+}
+
+// controllerManager is the running kube-controller-manager; nil when stopped.
+var controllerManager *exec.Cmd
+
+// controllerManagerDir holds its kubeconfig and log.
+var controllerManagerDir string
+
+// startControllerManager starts kube-controller-manager from KUBEBUILDER_ASSETS against envtest's
+// API server, as an admin user of it, and waits until its serviceaccount controller made the
+// `default` ServiceAccount of namespace default (the controllers run once it has).
+func startControllerManager() error {
+	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kube-controller-manager")
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("kube-controller-manager is not in KUBEBUILDER_ASSETS (the suite runs its serviceaccount, resourcequota, garbage-collector and namespace controllers): %w", err)
+	}
+	if controllerManagerDir == "" {
+		dir, err := os.MkdirTemp("", "nsclaim-kcm-")
+		if err != nil {
+			return err
+		}
+		user, err := testEnv.AddUser(envtest.User{Name: "nsclaim-test-kcm", Groups: []string{"system:masters"}}, nil)
+		if err != nil {
+			return fmt.Errorf("adding the kube-controller-manager user to envtest: %w", err)
+		}
+		kubeconfig, err := user.KubeConfig()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), kubeconfig, 0o600); err != nil {
+			return err
+		}
+		controllerManagerDir = dir
+	}
+	logFile, err := os.OpenFile(filepath.Join(controllerManagerDir, "kube-controller-manager.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin,
+		"--kubeconfig="+filepath.Join(controllerManagerDir, "kubeconfig"),
+		"--controllers="+strings.Join(controllerManagerControllers, ","),
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--profiling=false",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return fmt.Errorf("starting %s: %w", bin, err)
+	}
+	_ = logFile.Close()
+	controllerManager = cmd
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	cmdDone = exited
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: metav1.NamespaceDefault, Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			stopControllerManager()
+			return fmt.Errorf("kube-controller-manager did not create ServiceAccount default/default within a minute (log: %s): %w", logFile.Name(), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// cmdDone receives the exit of the running kube-controller-manager.
+var cmdDone <-chan error
+
+// stopControllerManager stops kube-controller-manager and waits for it to exit.
+func stopControllerManager() {
+	if controllerManager == nil {
+		return
+	}
+	_ = controllerManager.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-cmdDone:
+	case <-time.After(30 * time.Second):
+		_ = controllerManager.Process.Kill()
+		<-cmdDone
+	}
+	controllerManager = nil
 }
 
 func zapLevel() zapcore.Level {
