@@ -30,8 +30,7 @@ import (
 )
 
 // A claim whose finalizer was removed and which was then deleted leaves its namespace behind; the
-// operator deletes it (envtest has no namespace controller: the deletion is requested, the namespace
-// stays Terminating).
+// operator deletes it.
 func TestOrphanedNamespaceIsDeleted(t *testing.T) {
 	requireEnvtest(t)
 	t.Parallel()
@@ -43,9 +42,7 @@ func TestOrphanedNamespaceIsDeleted(t *testing.T) {
 	g.Expect(k8s.Patch(ctx, got, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
 	g.Expect(k8s.Delete(ctx, got)).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		ns := &corev1.Namespace{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: nsName}, ns)).To(Succeed())
-		g.Expect(ns.DeletionTimestamp).NotTo(BeNil())
+		expectNamespaceDeleting(g, nsName)
 	}).WithTimeout(20 * time.Second).Should(Succeed())
 }
 

@@ -365,9 +365,7 @@ func TestDeletingClaimDeletesItsNamespace(t *testing.T) {
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	g.Expect(k8s.Delete(ctx, claim)).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		ns := &corev1.Namespace{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, ns)).To(Succeed())
-		g.Expect(ns.DeletionTimestamp).NotTo(BeNil())
+		expectNamespaceDeleting(g, got.Status.Namespace)
 		g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(claim), &tenancyv1alpha1.NamespaceClaim{}))).To(BeTrue())
 	}).WithTimeout(20 * time.Second).Should(Succeed())
 }

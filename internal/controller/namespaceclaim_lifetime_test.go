@@ -84,9 +84,7 @@ func TestRestartRenewalExtensionAndExpiry(t *testing.T) {
 	touch(t, claim)
 	expired := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ExpiredReason)
 	g.Expect(expired.Status.Conditions).To(ContainElement(And(HaveField("Type", tenancyv1alpha1.ExpiredCondition), HaveField("Status", metav1.ConditionTrue))))
-	ns := &corev1.Namespace{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, ns)).To(Succeed())
-	g.Expect(ns.DeletionTimestamp).NotTo(BeNil())
+	expectNamespaceDeleting(g, got.Status.Namespace)
 	g.Eventually(func(g Gomega) {
 		evs := &corev1.EventList{}
 		g.Expect(k8s.List(ctx, evs, client.InNamespace(claim.Namespace))).To(Succeed())

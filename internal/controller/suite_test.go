@@ -142,8 +142,9 @@ func startEnvtest() error {
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return stop(fmt.Errorf("client for the control plane in KUBEBUILDER_ASSETS=%s: %w", assets, err))
 	}
-	// envtest has no kube-controller-manager to aggregate the built-in edit, view and admin roles, so
-	// they are empty here; classes in this suite bind a role with explicit rules instead.
+	// The suite's kube-controller-manager does not run the clusterrole-aggregation controller, so the
+	// built-in edit, view and admin roles are empty here; classes in this suite bind a role with
+	// explicit rules instead.
 	if err := k8s.Create(context.Background(), testRole()); err != nil {
 		return stop(fmt.Errorf("creating test ClusterRole in the control plane of KUBEBUILDER_ASSETS=%s: %w", assets, err))
 	}
@@ -441,3 +442,15 @@ func touch(t *testing.T, c *tenancyv1alpha1.NamespaceClaim) {
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+// expectNamespaceDeleting asserts that the namespace's deletion was requested: it is terminating, or
+// kube-controller-manager's namespace controller already finished deleting it.
+func expectNamespaceDeleting(g Gomega, name string) {
+	ns := &corev1.Namespace{}
+	err := k8s.Get(context.Background(), client.ObjectKey{Name: name}, ns)
+	if isNotFound(err) {
+		return
+	}
+	g.Expect(err).To(Succeed())
+	g.Expect(ns.DeletionTimestamp).NotTo(BeNil(), "namespace %s is not being deleted", name)
+}
