@@ -84,8 +84,8 @@ const (
 
 // Condition types of a NamespaceClaim.
 const (
-	// ReadyCondition summarises the others: True when the namespace, credentials and permission
-	// self-test are all good.
+	// ReadyCondition summarises the others: True when the namespace is usable (its quota in force, its
+	// default ServiceAccount made), and the credentials and permission self-test are all good.
 	ReadyCondition = "Ready"
 	// NamespaceReadyCondition reports the namespace and the objects inside it.
 	NamespaceReadyCondition = "NamespaceReady"

@@ -75,6 +75,7 @@ func TestPodAdmittedTheInstantClaimIsReady(t *testing.T) {
 	watcher, err := client.NewWithWatch(pcfg, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
+	quotaLag := watchQuotaLag(t, class.Spec.Naming.Prefix)
 	results := make([]usableResult, usableClaims)
 	var wg sync.WaitGroup
 	for i := range results {
@@ -105,6 +106,58 @@ func TestPodAdmittedTheInstantClaimIsReady(t *testing.T) {
 	} else {
 		t.Logf("no claim was seen waiting for its namespace to be usable")
 	}
+	if lags := quotaLag(); len(lags) > 0 {
+		t.Logf("kube-controller-manager computed the status of %d quotas a median %s (max %s) after their creation was seen: the longest a claim can wait for it",
+			len(lags), median(lags), slices.Max(lags))
+	}
+	states := map[string]int{}
+	for _, r := range results {
+		states[strings.Join(r.states, " -> ")]++
+	}
+	for seq, n := range states {
+		t.Logf("%d claims went through: %s", n, seq)
+	}
+}
+
+// watchQuotaLag watches, as the admin, the class quotas of namespaces with the prefix, and returns a
+// function that stops the watch and returns, for each quota whose creation and computed status it saw,
+// the time between the two.
+func watchQuotaLag(t *testing.T, prefix string) func() []time.Duration {
+	t.Helper()
+	g := NewWithT(t)
+	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	w, err := wc.Watch(ctx, &corev1.ResourceQuotaList{},
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", "nsclaim-quota")})
+	g.Expect(err).NotTo(HaveOccurred())
+	added, lags := map[string]time.Time{}, map[string]time.Duration{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			q, ok := ev.Object.(*corev1.ResourceQuota)
+			if !ok || !strings.HasPrefix(q.Namespace, prefix) {
+				continue
+			}
+			if ev.Type == watch.Added && len(q.Status.Hard) == 0 {
+				added[q.Namespace] = time.Now()
+			}
+			if at, seen := added[q.Namespace]; seen && len(q.Status.Hard) > 0 {
+				if _, done := lags[q.Namespace]; !done {
+					lags[q.Namespace] = time.Since(at)
+				}
+			}
+		}
+	}()
+	return func() []time.Duration {
+		w.Stop()
+		<-done
+		var out []time.Duration
+		for _, d := range lags {
+			out = append(out, d)
+		}
+		return out
+	}
 }
 
 // usableResult is what one claim of TestPodAdmittedTheInstantClaimIsReady saw.
@@ -115,6 +168,8 @@ type usableResult struct {
 	created, waiting, ready time.Time
 	// waitMessage is the NamespaceReady message while waiting.
 	waitMessage string
+	// states are the Ready condition's successive reasons as the watch delivered them.
+	states []string
 	err         error
 }
 
@@ -153,6 +208,15 @@ func claimAndCreatePod(watcher client.WithWatch, p *pipeline, name, class string
 		if nr := meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.NamespaceReadyCondition); nr != nil &&
 			nr.Reason == tenancyv1alpha1.PendingReason && res.waiting.IsZero() {
 			res.waiting, res.waitMessage = time.Now(), nr.Message
+		}
+		if rc := meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.ReadyCondition); rc != nil {
+			st := rc.Reason
+			if nr := meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.NamespaceReadyCondition); nr != nil && nr.Reason == tenancyv1alpha1.PendingReason {
+				st += " (" + waitedFor([]usableResult{{waitMessage: nr.Message}}) + ")"
+			}
+			if len(res.states) == 0 || res.states[len(res.states)-1] != st {
+				res.states = append(res.states, st)
+			}
 		}
 		if !meta.IsStatusConditionTrue(got.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
 			continue
@@ -198,8 +262,10 @@ func createPodAsTenant(p *pipeline, claim *tenancyv1alpha1.NamespaceClaim) error
 func waitedFor(results []usableResult) string {
 	count := map[string]int{}
 	for _, r := range results {
+		if r.waitMessage == "" {
+			continue
+		}
 		switch {
-		case r.waitMessage == "":
 		case strings.Contains(r.waitMessage, "ResourceQuota"):
 			count["the quota's status"]++
 		case strings.Contains(r.waitMessage, "ServiceAccount"):
