@@ -158,8 +158,12 @@ var controllerManagerControllers = []string{
 	"serviceaccount-controller", "resourcequota-controller", "garbage-collector-controller", "namespace-controller",
 }
 
-// controllerManager is the running kube-controller-manager; nil when stopped.
-var controllerManager *exec.Cmd
+// controllerManager is the running kube-controller-manager; nil when stopped. controllerManagerExited
+// is closed when it exits.
+var (
+	controllerManager       *exec.Cmd
+	controllerManagerExited <-chan struct{}
+)
 
 // controllerManagerDir holds its kubeconfig and log.
 var controllerManagerDir string
@@ -208,9 +212,12 @@ func startControllerManager() error {
 	}
 	_ = logFile.Close()
 	controllerManager = cmd
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	cmdDone = exited
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	controllerManagerExited = exited
 	deadline := time.Now().Add(time.Minute)
 	for {
 		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: metav1.NamespaceDefault, Name: "default"}, &corev1.ServiceAccount{})
@@ -225,9 +232,6 @@ func startControllerManager() error {
 	}
 }
 
-// cmdDone receives the exit of the running kube-controller-manager.
-var cmdDone <-chan error
-
 // stopControllerManager stops kube-controller-manager and waits for it to exit.
 func stopControllerManager() {
 	if controllerManager == nil {
@@ -235,10 +239,10 @@ func stopControllerManager() {
 	}
 	_ = controllerManager.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-cmdDone:
+	case <-controllerManagerExited:
 	case <-time.After(30 * time.Second):
 		_ = controllerManager.Process.Kill()
-		<-cmdDone
+		<-controllerManagerExited
 	}
 	controllerManager = nil
 }

@@ -90,7 +90,8 @@ func TestPodAdmittedTheInstantClaimIsReady(t *testing.T) {
 		}
 	})
 
-	var waits, readies []time.Duration
+	var waits []time.Duration
+	readies := make([]time.Duration, 0, len(results))
 	for _, r := range results {
 		g.Expect(r.err).NotTo(HaveOccurred())
 		readies = append(readies, r.ready.Sub(r.created))
@@ -152,7 +153,7 @@ func watchQuotaLag(t *testing.T, prefix string) func() []time.Duration {
 	return func() []time.Duration {
 		w.Stop()
 		<-done
-		var out []time.Duration
+		out := make([]time.Duration, 0, len(lags))
 		for _, d := range lags {
 			out = append(out, d)
 		}
@@ -170,7 +171,7 @@ type usableResult struct {
 	waitMessage string
 	// states are the Ready condition's successive reasons as the watch delivered them.
 	states []string
-	err         error
+	err    error
 }
 
 // claimAndCreatePod watches a claim it creates as the pipeline and, the moment the watch delivers
@@ -274,7 +275,7 @@ func waitedFor(results []usableResult) string {
 			count[r.waitMessage]++
 		}
 	}
-	var parts []string
+	parts := make([]string, 0, len(count))
 	for k, n := range count {
 		parts = append(parts, fmt.Sprintf("%d %s", n, k))
 	}
