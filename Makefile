@@ -74,7 +74,7 @@ test: verify vet lint test-unit test-alerts test-local test-security test-metric
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
-test-unit: control-plane ## Run unit tests and the envtest suites (real kube-apiserver and etcd), and test/invariants' envtest test.
+test-unit: control-plane ## Run unit tests and the envtest suites (real kube-apiserver and etcd; kube-controller-manager for the claim reconciler), and test/invariants' envtest test.
 	KUBEBUILDER_ASSETS="$(KUBE_BIN)" NSCLAIM_REQUIRE_ENVTEST=1 go test $$(go list ./... | grep -v /test/) ./test/invariants/ -coverprofile cover.out
 
 .PHONY: test-local

@@ -91,9 +91,10 @@ func requireEnvtest(t *testing.T) {
 	t.Skip(envtestUnavailable)
 }
 
-// TestMain starts envtest's kube-apiserver and etcd with the generated CRDs and the manager, runs the
-// tests and stops them. Without KUBEBUILDER_ASSETS, or if the control plane does not start, it runs
-// the tests anyway: the envtest tests skip themselves (requireEnvtest) and the pure ones run.
+// TestMain starts envtest's kube-apiserver and etcd with the generated CRDs, kube-controller-manager and
+// the manager, runs the tests and stops them. Without KUBEBUILDER_ASSETS, or if the control plane
+// (kube-controller-manager included) does not start, it runs the tests anyway: the envtest tests skip
+// themselves (requireEnvtest) and the pure ones run.
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
