@@ -100,6 +100,7 @@ func startWebhookEnvtest(t *testing.T, w *webhookAuthorizer) client.Client {
 	t.Cleanup(func() { _ = env.Stop() })
 	c, err := client.New(cfg2, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
+	startControllerManagerFor(t, env, c)
 	g.Expect(c.Create(ctx, testRole())).To(Succeed())
 
 	mgr, err := ctrl.NewManager(cfg2, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},

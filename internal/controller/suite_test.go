@@ -159,48 +159,85 @@ var controllerManagerControllers = []string{
 	"serviceaccount-controller", "resourcequota-controller", "garbage-collector-controller", "namespace-controller",
 }
 
-// controllerManager is the running kube-controller-manager; nil when stopped. controllerManagerExited
-// is closed when it exits.
+// controllerManagerProcess is a kube-controller-manager started by the tests.
+type controllerManagerProcess struct {
+	cmd    *exec.Cmd
+	exited <-chan struct{}
+}
+
+// controllerManager is the suite's kube-controller-manager; nil when stopped. controllerManagerDir
+// holds its kubeconfig and log.
 var (
-	controllerManager       *exec.Cmd
-	controllerManagerExited <-chan struct{}
+	controllerManager    *controllerManagerProcess
+	controllerManagerDir string
 )
 
-// controllerManagerDir holds its kubeconfig and log.
-var controllerManagerDir string
-
-// startControllerManager starts kube-controller-manager from KUBEBUILDER_ASSETS against envtest's
-// API server, as an admin user of it, and waits until its serviceaccount controller made the
-// `default` ServiceAccount of namespace default (the controllers run once it has).
+// startControllerManager starts the suite's kube-controller-manager against its envtest control plane
+// (stopControllerManager stops it; a test may stop and start it again).
 func startControllerManager() error {
-	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kube-controller-manager")
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("kube-controller-manager is not in KUBEBUILDER_ASSETS (the suite runs its serviceaccount, resourcequota, garbage-collector and namespace controllers): %w", err)
-	}
 	if controllerManagerDir == "" {
 		dir, err := os.MkdirTemp("", "nsclaim-kcm-")
 		if err != nil {
 			return err
 		}
-		user, err := testEnv.AddUser(envtest.User{Name: "nsclaim-test-kcm", Groups: []string{"system:masters"}}, nil)
-		if err != nil {
-			return fmt.Errorf("adding the kube-controller-manager user to envtest: %w", err)
-		}
-		kubeconfig, err := user.KubeConfig()
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), kubeconfig, 0o600); err != nil {
-			return err
-		}
 		controllerManagerDir = dir
 	}
-	logFile, err := os.OpenFile(filepath.Join(controllerManagerDir, "kube-controller-manager.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	p, err := runControllerManager(testEnv, k8s, controllerManagerDir)
 	if err != nil {
 		return err
 	}
+	controllerManager = p
+	return nil
+}
+
+// stopControllerManager stops the suite's kube-controller-manager.
+func stopControllerManager() {
+	if controllerManager != nil {
+		controllerManager.stop()
+		controllerManager = nil
+	}
+}
+
+// startControllerManagerFor runs a kube-controller-manager for a test's own envtest control plane
+// (env, with the admin client c) until the test ends.
+func startControllerManagerFor(t *testing.T, env *envtest.Environment, c client.Client) {
+	t.Helper()
+	p, err := runControllerManager(env, c, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.stop)
+}
+
+// runControllerManager starts kube-controller-manager from KUBEBUILDER_ASSETS against env's API
+// server, as an admin user of it (kubeconfig and log in dir), and waits until its serviceaccount
+// controller made the `default` ServiceAccount of namespace default (the controllers run once it has).
+func runControllerManager(env *envtest.Environment, c client.Client, dir string) (*controllerManagerProcess, error) {
+	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kube-controller-manager")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("kube-controller-manager is not in KUBEBUILDER_ASSETS (the suite runs its serviceaccount, resourcequota, garbage-collector and namespace controllers): %w", err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if _, err := os.Stat(kubeconfig); err != nil {
+		user, err := env.AddUser(envtest.User{Name: "nsclaim-test-kcm", Groups: []string{"system:masters"}}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("adding the kube-controller-manager user to envtest: %w", err)
+		}
+		data, err := user.KubeConfig()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, "kube-controller-manager.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = logFile.Close() }()
 	cmd := exec.Command(bin,
-		"--kubeconfig="+filepath.Join(controllerManagerDir, "kubeconfig"),
+		"--kubeconfig="+kubeconfig,
 		"--controllers="+strings.Join(controllerManagerControllers, ","),
 		"--secure-port=0",
 		"--leader-elect=false",
@@ -208,44 +245,37 @@ func startControllerManager() error {
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return fmt.Errorf("starting %s: %w", bin, err)
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	_ = logFile.Close()
-	controllerManager = cmd
 	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	controllerManagerExited = exited
+	p := &controllerManagerProcess{cmd: cmd, exited: exited}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: metav1.NamespaceDefault, Name: "default"}, &corev1.ServiceAccount{})
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: metav1.NamespaceDefault, Name: "default"}, &corev1.ServiceAccount{})
 		if err == nil {
-			return nil
+			return p, nil
 		}
 		if time.Now().After(deadline) {
-			stopControllerManager()
-			return fmt.Errorf("kube-controller-manager did not create ServiceAccount default/default within a minute (log: %s): %w", logFile.Name(), err)
+			p.stop()
+			return nil, fmt.Errorf("kube-controller-manager did not create ServiceAccount default/default within a minute (log: %s): %w", logFile.Name(), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// stopControllerManager stops kube-controller-manager and waits for it to exit.
-func stopControllerManager() {
-	if controllerManager == nil {
-		return
-	}
-	_ = controllerManager.Process.Signal(syscall.SIGTERM)
+// stop stops kube-controller-manager and waits for it to exit.
+func (p *controllerManagerProcess) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-controllerManagerExited:
+	case <-p.exited:
 	case <-time.After(30 * time.Second):
-		_ = controllerManager.Process.Kill()
-		<-controllerManagerExited
+		_ = p.cmd.Process.Kill()
+		<-p.exited
 	}
-	controllerManager = nil
 }
 
 func zapLevel() zapcore.Level {
