@@ -44,6 +44,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,6 +55,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -84,6 +86,7 @@ var (
 func TestMain(m *testing.M) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
+	logf.SetLogger(logr.Discard()) // the clients' own logging; the tests report what they see
 	for _, v := range []string{"KUBECONFIG", "NSCLAIM_OIDC_TOKEN_URL", "NSCLAIM_OIDC_REQUEST_TOKEN_FILE", "NSCLAIM_OIDC_CA_FILE", "NSCLAIM_OIDC_AUDIENCE"} {
 		if os.Getenv(v) == "" {
 			fmt.Fprintf(os.Stderr, "%s must be set: run `make test-oidc`\n", v)
