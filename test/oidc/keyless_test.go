@@ -17,6 +17,7 @@ limitations under the License.
 package oidc
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -244,12 +245,22 @@ func (s *secretWatch) see(sec *corev1.Secret) {
 func (s *secretWatch) record(what string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.found = append(s.found, what)
+	if !slices.Contains(s.found, what) {
+		s.found = append(s.found, what)
+	}
 }
 
-// expectNone fails t if a Secret of nsclaim's was seen in the requester namespace so far.
+// expectNone fails t if a Secret of nsclaim's was seen in the requester namespace so far, or is there
+// now (a list, so that a Secret written a moment ago counts before its watch event arrives).
 func (s *secretWatch) expectNone(t *testing.T) {
 	t.Helper()
+	list := &corev1.SecretList{}
+	if err := admin.List(ctx, list, client.InNamespace(requesterNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		s.see(&list.Items[i])
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.found) > 0 {
