@@ -23,26 +23,22 @@
 # Bundles are rendered with `opm render <bundle directory>`, so their manifests are inline in the
 # catalog (`image: ""`): OLM installs them without pulling or unpacking a bundle image.
 #   - $VERSION is ./bundle (made by `make bundle`; its CSV must be at $VERSION).
-#   - Any other version is generated from config/manifests like `make bundle` does, with the manager
-#     image tagged v<version>, into $CATALOG_WORK_DIR/bundles/<version> (no image is built or pulled).
+#   - Any other version must be a release recorded in hack/releases.txt: its bundle is the one its own
+#     commit makes (`hack/releases.sh build VERSION`: `make bundle` in a `git archive` of the commit,
+#     under $RELEASES_BUILD_DIR), so the catalog offers what was released, not this tree's manifests.
 # The catalog is validated with `opm validate` before the script exits.
 #
-# Environment (defaults): VERSION (0.2.0), PREVIOUS_VERSION (0.1.0), IMAGE_TAG_BASE
-#   (ghcr.io/nsclaim/nsclaim-operator), CATALOG_WORK_DIR (<repo>/tmp/catalog-work),
-#   OPM, OPERATOR_SDK, KUSTOMIZE (<repo>/bin/{opm,operator-sdk,kustomize}).
+# Environment (defaults): VERSION (0.3.0), PREVIOUS_VERSION (0.2.0), RELEASES_BUILD_DIR
+#   (<repo>/tmp/releases), OPM (<repo>/bin/opm).
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PACKAGE=nsclaim-operator
 CHANNELS=(alpha stable)
 DEFAULT_CHANNEL=stable
-VERSION=${VERSION:-0.2.0}
-PREVIOUS_VERSION=${PREVIOUS_VERSION:-0.1.0}
-IMAGE_TAG_BASE=${IMAGE_TAG_BASE:-ghcr.io/nsclaim/nsclaim-operator}
-WORK=$(realpath -m "${CATALOG_WORK_DIR:-$REPO_ROOT/tmp/catalog-work}")
+VERSION=${VERSION:-0.3.0}
+PREVIOUS_VERSION=${PREVIOUS_VERSION:-0.2.0}
 OPM=${OPM:-$REPO_ROOT/bin/opm}
-OPERATOR_SDK=${OPERATOR_SDK:-$REPO_ROOT/bin/operator-sdk}
-KUSTOMIZE=${KUSTOMIZE:-$REPO_ROOT/bin/kustomize}
 
 if (($# < 1)); then
   sed -n '16,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
@@ -63,35 +59,9 @@ bundle_dir() {
     echo "$REPO_ROOT/bundle"
     return
   fi
-  dir=$WORK/bundles/$v
-  rm -rf "$dir" "$WORK/overlay-$v"
-  mkdir -p "$WORK/overlay-$v"
-  # The same manifests as `make bundle`, with the manager image (and the CSV's containerImage) at v$v.
-  cat >"$WORK/overlay-$v/kustomization.yaml" <<EOF
-resources:
-- $(realpath --relative-to="$WORK/overlay-$v" "$REPO_ROOT/config/manifests")
-images:
-- name: $IMAGE_TAG_BASE
-  newTag: v$v
-replacements:
-- source:
-    kind: Deployment
-    fieldPath: spec.template.spec.containers.[name=manager].image
-  targets:
-  - select:
-      kind: ClusterServiceVersion
-    fieldPaths:
-    - metadata.annotations.containerImage
-EOF
-  # operator-sdk writes bundle.Dockerfile into the working directory and reads PROJECT from it, so it
-  # runs in the overlay directory with a copy of PROJECT, never in the repository.
-  cp "$REPO_ROOT/PROJECT" "$WORK/overlay-$v/PROJECT"
-  (cd "$WORK/overlay-$v" && "$KUSTOMIZE" build . | "$OPERATOR_SDK" generate bundle -q --overwrite \
-    --version "$v" --package "$PACKAGE" --channels "$(IFS=,; echo "${CHANNELS[*]}")" \
-    --default-channel "$DEFAULT_CHANNEL" --output-dir "$dir" >"$WORK/generate-$v.log" 2>&1) ||
-    { cat "$WORK/generate-$v.log" >&2; return 1; }
-  sed -i '/^    createdAt: /d' "$dir/manifests/$PACKAGE.clusterserviceversion.yaml"
-  echo "$dir"
+  # A release: the bundle its own commit makes (hack/releases.sh build), never this tree's manifests.
+  dir=$("$REPO_ROOT/hack/releases.sh" build "$v") || { echo "catalog: $v is not the tree's VERSION ($VERSION), so it must be a release recorded in hack/releases.txt" >&2; return 1; }
+  echo "$dir/bundle"
 }
 
 rm -rf "$OUT"

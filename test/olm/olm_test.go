@@ -24,7 +24,10 @@ limitations under the License.
 //	KUBECONFIG                        admin kubeconfig (required)
 //	NSCLAIM_OLM_NAMESPACE             namespace the operator is installed in (nsclaim-operator-system)
 //	NSCLAIM_OLM_FROM_CSV, _TO_CSV     the CSVs installed first and upgraded to
-//	                                  (nsclaim-operator.v0.1.0, nsclaim-operator.v0.2.0)
+//	                                  (nsclaim-operator.v0.2.0, nsclaim-operator.v0.3.0)
+//	NSCLAIM_OLM_FROM_BUNDLE, _TO_BUNDLE
+//	                                  optional: the bundle directories of those CSVs; the CRDs on the
+//	                                  cluster must then serve exactly their versions and schemas
 //	NSCLAIM_OLM_CATALOG_ADDRESS       host:port of a gRPC catalog serving FROM_CSV; the test then installs
 //	                                  through its own CatalogSource, OperatorGroup and Subscription
 //	                                  (Manual approval) and approves the InstallPlans itself
@@ -140,8 +143,11 @@ type installation struct {
 // tenant is what a claim produced, recorded before the upgrade to compare afterwards.
 type tenant struct {
 	claim                   *tenancyv1alpha1.NamespaceClaim
+	namespace               string
 	namespaceUID, secretUID types.UID
 	token                   string
+	tokenExpiresAt          time.Time
+	readySince              time.Time // the Ready condition's lastTransitionTime when recorded
 }
 
 // TestInstallUpgradeUninstall is the life of one installation: OLM installs FROM_CSV, claims become
@@ -150,8 +156,8 @@ type tenant struct {
 func TestInstallUpgradeUninstall(t *testing.T) {
 	in := &installation{
 		ns:             env("NSCLAIM_OLM_NAMESPACE", "nsclaim-operator-system"),
-		fromCSV:        env("NSCLAIM_OLM_FROM_CSV", packageName+".v0.1.0"),
-		toCSV:          env("NSCLAIM_OLM_TO_CSV", packageName+".v0.2.0"),
+		fromCSV:        env("NSCLAIM_OLM_FROM_CSV", packageName+".v0.2.0"),
+		toCSV:          env("NSCLAIM_OLM_TO_CSV", packageName+".v0.3.0"),
 		catalogAddress: os.Getenv("NSCLAIM_OLM_CATALOG_ADDRESS"),
 		managerCmd:     os.Getenv("NSCLAIM_OLM_MANAGER_CMD"),
 		copiedCSVs:     os.Getenv("NSCLAIM_OLM_COPIED_CSVS"),
@@ -175,15 +181,25 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	if in.catalogAddress != "" {
 		in.checkSubscriptionEnv(t, deploy)
 	}
+	storedVersions := map[string][]string{}
+	checkCRDs(t, os.Getenv("NSCLAIM_OLM_FROM_BUNDLE"), storedVersions)
 	in.startManager(t, deploy)
 	in.checkUpgradeable(t, in.fromCSV)
 	t.Logf("%s succeeded; its RBAC is in place and its manager reports to OLM", in.fromCSV)
 
-	// Claims become Ready under the identity OLM created.
-	createClass(t)
+	// Claims become Ready under the old version, created as its clients would (its fields only).
+	class := createOldClass(t)
 	requester := createNamespace(t, "olm-ci")
-	tenants := make([]*tenant, 0, 3) // two before the upgrade, one after
-	tenants = append(tenants, claimAndWait(t, requester, "before-a"), claimAndWait(t, requester, "before-b"))
+	tenants := make([]*tenant, 0, 4) // three before the upgrade, one after
+	tenants = append(tenants,
+		oldClaim(t, requester, "before-a", map[string]any{}),
+		oldClaim(t, requester, "before-b", map[string]any{"ttl": "2h"}),
+		oldClaim(t, requester, "before-c", map[string]any{"labels": map[string]any{"team": "ci"}}))
+	old := make([]*storedObject, 0, 1+len(tenants))
+	old = append(old, recordStored(t, class))
+	for _, tn := range tenants {
+		old = append(old, recordStored(t, tn.claim.DeepCopy()))
+	}
 	managed := managedNamespaces(t)
 	leader := in.leader(t)
 	t.Logf("claims Ready in %v under leader %s", slices.Sorted(maps.Keys(managed)), leader)
@@ -197,6 +213,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	deploy = in.waitSucceeded(t, in.toCSV)
 	waitGone(t, olmObject(csvGVK, in.ns, in.fromCSV, nil))
+	checkCRDs(t, os.Getenv("NSCLAIM_OLM_TO_BUNDLE"), storedVersions)
 	in.checkRBAC(t, in.toCSV)
 	in.startManager(t, deploy)
 	in.checkUpgradeable(t, in.toCSV)
@@ -209,9 +226,28 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(managedNamespaces(t)).To(Equal(managed), "no tenant namespace may be deleted or added by the upgrade")
 	extendTTL(t, tenants[0].claim, 3*time.Hour)
+	oldTenants := tenants
 	tenants = append(tenants, claimAndWait(t, requester, "after"))
 	g.Expect(in.leader(t)).NotTo(Equal(leader), "the manager of %s must have taken over", in.toCSV)
-	t.Logf("after the upgrade: claims, Secrets and namespaces unchanged, a new claim Ready under leader %s", in.leader(t))
+	// The new manager has reconciled the old claims (its informers list them at start; the raised TTL
+	// and the new claim are done): none got a new token or namespace. Then what the old CRDs stored is
+	// written back through the new ones, which reconciles each claim again.
+	flapped := 0
+	for _, tn := range oldTenants {
+		checkNotReissued(t, tn)
+		if readySince(t, tn) != tn.readySince {
+			flapped++
+		}
+	}
+	t.Logf("old claims whose Ready condition left True and came back during the upgrade (lastTransitionTime moved): %d of %d", flapped, len(oldTenants))
+	for _, o := range old {
+		writeBack(t, o)
+	}
+	for _, tn := range oldTenants {
+		checkSurvived(t, tn)
+		checkNotReissued(t, tn)
+	}
+	t.Logf("after the upgrade: claims, Secrets, tokens and namespaces unchanged, the old objects written back, a new claim Ready under leader %s", in.leader(t))
 	in.checkCopiedCSVs(t, managedNamespaces(t))
 
 	// Uninstall through OLM: delete the Subscription and the CSV.
@@ -219,7 +255,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	for _, tn := range tenants {
 		checkSurvived(t, tn)
 	}
-	for _, crd := range []string{"namespaceclaims.tenancy.nsclaim.dev", "namespaceclasses.tenancy.nsclaim.dev"} {
+	for _, crd := range crdNames {
 		g.Expect(admin.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed(), "OLM must not delete the CRDs")
 	}
 	g.Expect(managedNamespaces(t)).To(HaveLen(len(tenants)))
@@ -513,20 +549,6 @@ func waitGone(t *testing.T, obj client.Object) {
 	}).WithTimeout(deployTimeout).WithPolling(time.Second).Should(BeTrue(), "%T %s still exists", obj, client.ObjectKeyFromObject(obj))
 }
 
-// createClass creates the test's NamespaceClass: the claim's identity gets `edit` in its namespace.
-func createClass(t *testing.T) {
-	t.Helper()
-	hour, day := metav1.Duration{Duration: time.Hour}, metav1.Duration{Duration: 24 * time.Hour}
-	NewWithT(t).Expect(admin.Create(ctx, &tenancyv1alpha1.NamespaceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: className},
-		Spec: tenancyv1alpha1.NamespaceClassSpec{
-			ClusterRole: "edit", Naming: tenancyv1alpha1.NamingSpec{Prefix: "olm-"},
-			NetworkPolicy: tenancyv1alpha1.NetworkPolicyDenyFromOtherNamespaces, PodSecurity: tenancyv1alpha1.PodSecurityRestricted,
-			Lifetime: tenancyv1alpha1.LifetimeSpec{DefaultTTL: &hour, MaxTTL: &day},
-		},
-	})).To(Succeed())
-}
-
 func createNamespace(t *testing.T, name string) string {
 	t.Helper()
 	NewWithT(t).Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
@@ -543,19 +565,40 @@ func claimAndWait(t *testing.T, namespace, name string) *tenant {
 		Spec:       tenancyv1alpha1.NamespaceClaimSpec{ClassName: className},
 	}
 	g.Expect(admin.Create(ctx, claim)).To(Succeed())
+	return waitReady(t, claim)
+}
+
+// waitReady waits until the claim is Ready, records its namespace, Secret and token, and checks that
+// the token works in its namespace and nowhere else.
+func waitReady(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim) *tenant {
+	t.Helper()
+	g := NewWithT(t)
 	g.Eventually(func(g Gomega) {
 		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
 		g.Expect(meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeTrue(), "conditions: %+v", claim.Status.Conditions)
 	}).WithTimeout(claimTimeout).WithPolling(time.Second).Should(Succeed())
-	tn := &tenant{claim: claim}
+	tn := &tenant{claim: claim, namespace: claim.Status.Namespace}
+	tn.readySince = meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition).LastTransitionTime.Time
+	g.Expect(tn.namespace).NotTo(BeEmpty())
+	g.Expect(claim.Status.TokenExpiresAt).NotTo(BeNil())
+	tn.tokenExpiresAt = claim.Status.TokenExpiresAt.Time
 	ns := &corev1.Namespace{}
 	g.Expect(admin.Get(ctx, client.ObjectKey{Name: claim.Status.Namespace}, ns)).To(Succeed())
 	tn.namespaceUID = ns.UID
 	secret := &corev1.Secret{}
-	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: namespace, Name: claim.Status.CredentialsSecretName}, secret)).To(Succeed())
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: claim.Status.CredentialsSecretName}, secret)).To(Succeed())
 	tn.secretUID, tn.token = secret.UID, string(secret.Data["token"])
+	g.Expect(tn.token).NotTo(BeEmpty())
 	checkToken(t, tn)
 	return tn
+}
+
+// secretToken returns the token in the tenant's credentials Secret now.
+func secretToken(g Gomega, tn *tenant) string {
+	secret := &corev1.Secret{}
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: tn.claim.Namespace, Name: tn.claim.Status.CredentialsSecretName}, secret)).To(Succeed())
+	g.Expect(secret.UID).To(Equal(tn.secretUID))
+	return string(secret.Data["token"])
 }
 
 // checkToken checks that the tenant's token may create Deployments in its namespace only.
@@ -580,15 +623,19 @@ func checkToken(t *testing.T, tn *tenant) {
 }
 
 // checkSurvived checks that the claim, its Secret and its namespace are the same objects as before
-// (same UIDs, not being deleted), the claim is Ready and the token still works.
+// (same UIDs, not being deleted), the claim is Ready (a manager that has just started holds claims at
+// Pending until its first check of the admission fence, so Ready is waited for) and the token still
+// works.
 func checkSurvived(t *testing.T, tn *tenant) {
 	t.Helper()
 	g := NewWithT(t)
 	claim := &tenancyv1alpha1.NamespaceClaim{}
-	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(tn.claim), claim)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(tn.claim), claim)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeTrue(), "conditions: %+v", claim.Status.Conditions)
+	}).WithTimeout(claimTimeout).WithPolling(time.Second).Should(Succeed())
 	g.Expect(claim.UID).To(Equal(tn.claim.UID))
 	g.Expect(claim.DeletionTimestamp).To(BeNil())
-	g.Expect(meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeTrue(), "conditions: %+v", claim.Status.Conditions)
 	ns := &corev1.Namespace{}
 	g.Expect(admin.Get(ctx, client.ObjectKey{Name: tn.claim.Status.Namespace}, ns)).To(Succeed())
 	g.Expect(ns.UID).To(Equal(tn.namespaceUID))
