@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -262,10 +261,11 @@ func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimSco
 	return err
 }
 
-// isPatchTestFailure reports a JSON patch whose test operation failed (422 without a field cause).
+// isPatchTestFailure reports a JSON patch whose ownership test failed (credentials.OwnershipTestFailed):
+// the Secret is not this claim's. Other errors, 422 or not, are errors.
 func isPatchTestFailure(err error) bool {
 	var status apierrors.APIStatus
-	return errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity
+	return errors.As(err, &status) && credentials.OwnershipTestFailed(status.Status())
 }
 
 func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *provision.Refusal {

@@ -20,6 +20,7 @@ package credentials
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"time"
 
@@ -124,6 +125,23 @@ const MinTokenTTL = 10 * time.Minute
 func OnceTTL(now, claimExpiresAt time.Time) time.Duration {
 	return max(claimExpiresAt.Sub(now).Truncate(time.Second), MinTokenTTL)
 }
+
+// OwnershipTestFailed reports whether an API error status is the failure of the test operation that
+// ProbePatch and ReplaceDataPatch start with (the Secret has no claim-uid label, or another one). The
+// API server answers a failed JSON patch operation with a bare 422: reason Invalid, the generic message,
+// and no kind, name or cause (the patch library's message is not returned). A 422 that says anything
+// more (a validation error names the Secret and its fields, an admission webhook gives its own message)
+// is not proof that the Secret belongs to someone else.
+func OwnershipTestFailed(st metav1.Status) bool {
+	if st.Code != http.StatusUnprocessableEntity || st.Reason != metav1.StatusReasonInvalid || st.Message != patchRejectedMessage {
+		return false
+	}
+	d := st.Details
+	return d == nil || (d.Kind == "" && d.Name == "" && len(d.Causes) == 0)
+}
+
+// patchRejectedMessage is the API machinery's message for a 422 it was given no details of.
+const patchRejectedMessage = "the server rejected our request due to an error in our request"
 
 // ownerLabelPath is the JSON pointer of the claim-uid label.
 var ownerLabelPath = "/metadata/labels/" + strings.ReplaceAll(tenancyv1alpha1.ClaimUIDLabel, "/", "~1")

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -104,5 +105,35 @@ func TestRecordFromAnnotations(t *testing.T) {
 	}
 	if RecordFromAnnotations(map[string]string{"tenancy.nsclaim.dev/token-expires-at": "soon"}) != nil {
 		t.Error("a malformed record is used")
+	}
+}
+
+func TestOwnershipTestFailed(t *testing.T) {
+	bare := func() metav1.Status {
+		return metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid, Message: patchRejectedMessage, Details: &metav1.StatusDetails{}}
+	}
+	with := func(f func(*metav1.Status)) metav1.Status { st := bare(); f(&st); return st }
+	cases := []struct {
+		name string
+		st   metav1.Status
+		want bool
+	}{
+		{"failed test operation", bare(), true},
+		{"no details at all", with(func(s *metav1.Status) { s.Details = nil }), true},
+		{"validation error names the Secret", with(func(s *metav1.Status) {
+			s.Message = `Secret "x" is invalid: data[bad key!]: Invalid value`
+			s.Details = &metav1.StatusDetails{Kind: "Secret", Name: "x", Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "data[bad key!]"}}}
+		}), false},
+		{"generic message but a cause", with(func(s *metav1.Status) { s.Details.Causes = []metav1.StatusCause{{Message: "x"}} }), false},
+		{"webhook denial", with(func(s *metav1.Status) { s.Message = `admission webhook "x" denied the request` }), false},
+		{"conflict", with(func(s *metav1.Status) { s.Code = 409; s.Reason = metav1.StatusReasonConflict }), false},
+		{"forbidden", with(func(s *metav1.Status) { s.Code = 403; s.Reason = metav1.StatusReasonForbidden }), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := OwnershipTestFailed(tc.st); got != tc.want {
+				t.Fatalf("OwnershipTestFailed(%+v) = %v, want %v", tc.st, got, tc.want)
+			}
+		})
 	}
 }
