@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -363,11 +364,37 @@ func TestDeletingClaimDeletesItsNamespace(t *testing.T) {
 	class := newClass(t)
 	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	// A finalizer of someone else's holds the namespace in Terminating: the claim must wait for it,
+	// say so, and not let go of its own finalizer.
+	ns := &corev1.Namespace{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, ns)).To(Succeed())
+	ns.Finalizers = append(ns.Finalizers, "test.nsclaim.dev/hold")
+	g.Expect(k8s.Update(ctx, ns)).To(Succeed())
 	g.Expect(k8s.Delete(ctx, claim)).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		expectNamespaceDeleting(g, got.Status.Namespace)
-		g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(claim), &tenancyv1alpha1.NamespaceClaim{}))).To(BeTrue())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, ns)).To(Succeed())
+		g.Expect(ns.DeletionTimestamp).NotTo(BeNil())
+		cur := getClaim(g, claim)
+		g.Expect(cur.Finalizers).To(ContainElement(tenancyv1alpha1.ClaimFinalizer))
+		rc := meta.FindStatusCondition(cur.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+		g.Expect(rc).NotTo(BeNil())
+		g.Expect(rc.Reason).To(Equal(tenancyv1alpha1.NamespaceTerminatingReason))
+		g.Expect(rc.Message).To(ContainSubstring("namespace " + got.Status.Namespace))
+		// The credentials go at once, not with the claim.
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}, &corev1.Secret{})
+		g.Expect(isNotFound(err)).To(BeTrue(), "credentials Secret still there: %v", err)
 	}).WithTimeout(20 * time.Second).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(getClaim(g, claim).Finalizers).To(ContainElement(tenancyv1alpha1.ClaimFinalizer))
+	}).WithTimeout(2 * time.Second).Should(Succeed())
+	// Once the namespace is gone, the claim goes.
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, ns)).To(Succeed())
+	ns.Finalizers = slices.DeleteFunc(ns.Finalizers, func(f string) bool { return f == "test.nsclaim.dev/hold" })
+	g.Expect(k8s.Update(ctx, ns)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, &corev1.Namespace{}))).To(BeTrue(), "namespace still there")
+		g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(claim), &tenancyv1alpha1.NamespaceClaim{}))).To(BeTrue(), "claim still there")
+	}).WithTimeout(60 * time.Second).Should(Succeed())
 }
 
 func TestQuietWhenNothingChanges(t *testing.T) {

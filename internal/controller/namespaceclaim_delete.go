@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,8 +36,9 @@ import (
 
 // reconcileDelete deletes every namespace that carries the claim's ownership marks (found through the
 // cache's label index, so a namespace created just before a crash that kept it out of status is found
-// too), then removes the finalizer once each is gone or terminating. The credentials Secret goes with
-// the claim through its owner reference.
+// too) and the credentials Secret at once, then keeps the finalizer until each namespace is gone: while
+// one is terminating the claim says what blocks it (Ready=False, NamespaceTerminating) and the
+// stuck-terminating alert sees it. The deletion-duration metric measures the whole wait.
 func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claimScope) (ctrl.Result, error) {
 	claim := s.claim
 	r.credentialsChecked.Delete(claim.UID)
@@ -45,29 +47,41 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}
+	before := claim.DeepCopy()
 	s.owner = provision.OwnerOf(claim)
-	owned := &corev1.NamespaceList{}
-	if err := r.List(ctx, owned, client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: string(claim.UID)}); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing namespaces of claim: %w", err)
+	names, err := r.ownedNamespaceNames(ctx, claim)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	names := map[string]bool{}
-	for _, ns := range owned.Items {
-		names[ns.Name] = true
-	}
-	if claim.Status.Namespace != "" {
-		names[claim.Status.Namespace] = true
-	}
-	for name := range names {
+	var waiting []string
+	for _, name := range names {
+		s.terminating = ""
 		if err := r.deleteOwnedNamespace(ctx, s, name); err != nil {
 			return ctrl.Result{}, err
 		}
+		if s.terminating != "" {
+			waiting = append(waiting, fmt.Sprintf("namespace %s: %s", name, s.terminating))
+		}
+	}
+	// The token dies with its ServiceAccount when the namespace is finalised; the Secret holding it
+	// goes now rather than with the claim.
+	if err := r.deleteCredentials(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(waiting) > 0 {
+		s.deleting = strings.Join(waiting, "; ")
+		setConditions(s, nil)
+		if err := r.patchStatus(ctx, before, claim); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: terminatingPoll}, nil
 	}
 	// A JSON patch that tests the finalizer at its index before removing it: it needs no
 	// resourceVersion (the cached claim may lag its last status write) and never drops a finalizer
 	// someone else added meanwhile.
 	i := slices.Index(claim.Finalizers, tenancyv1alpha1.ClaimFinalizer)
 	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, tenancyv1alpha1.ClaimFinalizer, i)
-	err := r.Patch(ctx, claim, client.RawPatch(types.JSONPatchType, []byte(patch)), client.FieldOwner(FieldOwner))
+	err = r.Patch(ctx, claim, client.RawPatch(types.JSONPatchType, []byte(patch)), client.FieldOwner(FieldOwner))
 	if apierrors.IsNotFound(err) {
 		// An earlier reconcile removed the finalizer, and observed the deletion.
 		return ctrl.Result{}, nil
@@ -77,6 +91,24 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	}
 	monitoring.ObserveDeletion(className(claim), s.now.Sub(claim.DeletionTimestamp.Time))
 	return ctrl.Result{}, nil
+}
+
+// ownedNamespaceNames lists, sorted, the namespaces carrying the claim's UID label and the one its status
+// names.
+func (r *NamespaceClaimReconciler) ownedNamespaceNames(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim) ([]string, error) {
+	owned := &corev1.NamespaceList{}
+	if err := r.List(ctx, owned, client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: string(claim.UID)}); err != nil {
+		return nil, fmt.Errorf("listing namespaces of claim: %w", err)
+	}
+	names := []string{}
+	for _, ns := range owned.Items {
+		names = append(names, ns.Name)
+	}
+	if claim.Status.Namespace != "" {
+		names = append(names, claim.Status.Namespace)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
 }
 
 // emitEvents records an Event and the metrics of a transition of the claim's Ready condition. Events

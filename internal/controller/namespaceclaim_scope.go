@@ -66,6 +66,8 @@ type claimScope struct {
 	expired bool
 	// terminating describes what blocks a namespace that is being deleted.
 	terminating string
+	// deleting describes, for a claim being deleted, the namespaces it still waits for.
+	deleting string
 	// released is set when the tenant deleted its namespace and the claim is being deleted.
 	released bool
 

@@ -52,6 +52,11 @@ func setConditions(s *claimScope, err error) {
 	claim.Status.ObservedGeneration = gen
 
 	switch {
+	case s.deleting != "":
+		msg := "The claim is being deleted; waiting for " + s.deleting
+		set(tenancyv1alpha1.NamespaceReadyCondition, false, tenancyv1alpha1.NamespaceTerminatingReason, msg)
+		set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.NamespaceTerminatingReason, msg)
+		return
 	case s.expired:
 		msg := fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339))
 		set(tenancyv1alpha1.ExpiredCondition, true, tenancyv1alpha1.ExpiredReason, msg)
