@@ -111,7 +111,7 @@ var Definitions = []Definition{
 	{Name: DeletionDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
 		Help: "Seconds from a claim's deletion request to the removal of its finalizer (namespace gone)."},
 	{Name: SelfTestFailuresName, Kind: Counter, Labels: []string{ClassLabel},
-		Help: "Permission self-tests (SubjectAccessReviews) that found missing or excess permissions."},
+		Help: "Permission self-tests (rules reviews made with the tenant's token, or SubjectAccessReviews for a keyless creator or behind a webhook authorizer) that found missing or excess permissions."},
 	{Name: FenceIntactName, Kind: Gauge,
 		Help: "1 if the admission fence that protects managed namespaces is in place, 0 if it is missing or altered; absent until the leader first checks it."},
 	{Name: OrphansDeletedName, Kind: Counter,
