@@ -80,6 +80,7 @@ func (r *ConfigMapRequestReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		// A deleted request: its claim is garbage-collected and its finalizer deletes the namespace.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	defer logf.FromContext(ctx).V(1).Info("Reconciled", "observedResourceVersion", cm.ResourceVersion)
 	if !cm.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}

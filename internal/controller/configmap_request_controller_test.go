@@ -140,6 +140,9 @@ func TestConfigMapRequestWithForeignNameGetsAWarningAndNothingElse(t *testing.T)
 	g.Eventually(refusalOf(policy)).WithTimeout(10 * time.Second).Should(And(
 		HavePrefix(tenancyv1alpha1.InvalidTokenPolicyReason+": "), ContainSubstring(tenancyv1alpha1.TokenPolicyAnnotation)))
 	// One Warning Event per refusal, though writing the annotation reconciles the request again.
+	annotated := &corev1.ConfigMap{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(policy), annotated)).To(Succeed())
+	waitReconciled(t, "configmap-request", annotated)
 	g.Consistently(func(g Gomega) {
 		g.Expect(requestEvents(g, policy)).To(HaveLen(1))
 	}).WithTimeout(2 * time.Second).Should(Succeed())
@@ -150,6 +153,7 @@ func TestConfigMapRequestWithForeignNameGetsAWarningAndNothingElse(t *testing.T)
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: requestsNamespace, Name: "kube-root-ca.crt"}, root); apierrors.IsNotFound(err) {
 		root = newRequest(t, "kube-root-ca.crt", nil)
 	}
+	waitReconciled(t, "configmap-request", root)
 	g.Consistently(func(g Gomega) {
 		g.Expect(requestEvents(g, root)).To(BeEmpty())
 	}).WithTimeout(2 * time.Second).Should(Succeed())
@@ -230,7 +234,7 @@ func TestConfigMapRequestTokenOnlyOnce(t *testing.T) {
 	g.Eventually(func() error {
 		return k8s.Get(ctx, client.ObjectKeyFromObject(binding), &rbacv1.RoleBinding{})
 	}).WithTimeout(10*time.Second).Should(Succeed(), "the RoleBinding is restored")
-	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	waitReconciled(t, "namespaceclaim", waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason))
 	g.Consistently(func() bool {
 		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(sec), &corev1.Secret{}))
 	}).WithTimeout(2*time.Second).Should(BeTrue(), "an only-once token is not issued again")

@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -132,6 +133,9 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// The resourceVersion a reconcile acted on, for debugging (and for tests that must know a change
+	// was seen before asserting that nothing was written).
+	defer logf.FromContext(ctx).V(1).Info("Reconciled", "observedResourceVersion", claim.ResourceVersion)
 	r.overlayWrittenStatus(req, claim)
 	before := claim.DeepCopy()
 	s := &claimScope{claim: claim, now: r.Clock.Now()}

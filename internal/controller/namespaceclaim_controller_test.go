@@ -411,6 +411,7 @@ func TestQuietWhenNothingChanges(t *testing.T) {
 
 	touch(t, claim)
 	touched := getClaim(g, claim)
+	waitReconciled(t, "namespaceclaim", touched)
 	g.Consistently(func(g Gomega) {
 		now := getClaim(g, claim)
 		g.Expect(now.ResourceVersion).To(Equal(touched.ResourceVersion), "no status patch")

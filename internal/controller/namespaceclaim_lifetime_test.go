@@ -53,6 +53,7 @@ func TestRestartRenewalExtensionAndExpiry(t *testing.T) {
 	startManager()
 	touch(t, claim)
 	touched := getClaim(g, claim)
+	waitReconciled(t, "namespaceclaim", touched)
 	g.Consistently(func(g Gomega) {
 		s := &corev1.Secret{}
 		g.Expect(k8s.Get(ctx, key, s)).To(Succeed())
@@ -93,6 +94,7 @@ func TestRestartRenewalExtensionAndExpiry(t *testing.T) {
 	// Expiry is for good: going back in time does not bring the namespace back.
 	testClock.SetTime(start)
 	touch(t, claim)
+	waitReconciled(t, "namespaceclaim", getClaim(g, claim))
 	g.Consistently(func(g Gomega) {
 		c := getClaim(g, claim)
 		g.Expect(c.Status.Conditions).To(ContainElement(And(HaveField("Type", tenancyv1alpha1.ReadyCondition), HaveField("Reason", tenancyv1alpha1.ExpiredReason))))
@@ -118,6 +120,7 @@ func TestDeletedSecretIsRestoredByThePeriodicCheck(t *testing.T) {
 	// No watch reports a deleted Secret (the operator cannot read Secrets); in steady state the
 	// record is trusted until the periodic check is due (the suite checks every hour).
 	touch(t, claim)
+	waitReconciled(t, "namespaceclaim", getClaim(g, claim))
 	g.Consistently(func() bool {
 		return isNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(sec), &corev1.Secret{}))
 	}).WithTimeout(2 * time.Second).Should(BeTrue())

@@ -96,7 +96,7 @@ func requireEnvtest(t *testing.T) {
 // (kube-controller-manager included) does not start, it runs the tests anyway: the envtest tests skip
 // themselves (requireEnvtest) and the pure ones run.
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	ctrl.SetLogger(observeReconciles(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel()))))
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
 	if err := startEnvtest(); err != nil {
@@ -112,6 +112,10 @@ func TestMain(m *testing.M) {
 	}
 	startManager()
 	code := m.Run()
+	if err := finalInvariants(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	stopManager()
 	stopControllerManager()
 	_ = os.RemoveAll(controllerManagerDir)
@@ -431,6 +435,7 @@ func withLabels(l map[string]string) claimOpt {
 func newClaim(t *testing.T, ns string, opts ...claimOpt) *tenancyv1alpha1.NamespaceClaim {
 	t.Helper()
 	c := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: uniq("claim"), Namespace: ns}}
+	t.Cleanup(func() { checkInvariants(t) })
 	for _, o := range opts {
 		o(c)
 	}

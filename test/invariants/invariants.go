@@ -72,7 +72,7 @@ var managed = client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alp
 // client allowed to list them cluster-wide, and to create TokenReviews for Options.Tokens) and returns
 // the broken invariants, sorted, at most maxViolations of them and then a count of the rest.
 // Whatever the options:
-//   - every namespace with nsclaim's managed-by label names (claim-uid and claim-namespace labels) an
+//   - every namespace with nsclaim's managed-by label (but a requests namespace) names (claim-uid and claim-namespace labels) an
 //     existing claim, or is terminating;
 //   - no claim has more than one namespace that is not terminating;
 //   - every child with the managed-by label lives in a namespace of the claim its labels name, or in a
@@ -139,6 +139,10 @@ func checkNamespaces(v *violations, nss []corev1.Namespace, byUID map[string]*te
 	live := map[string]*tenancyv1alpha1.NamespaceClaim{}
 	liveOf := map[string][]string{}
 	for _, ns := range nss {
+		if ns.Labels[tenancyv1alpha1.RequestsNamespaceLabel] == "true" {
+			// A requests namespace of the ConfigMap protocol, not a claim's.
+			continue
+		}
 		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
 		claim, ok := byUID[uid]
 		if ok && ns.Labels[tenancyv1alpha1.ClaimNamespaceLabel] != claim.Namespace {
