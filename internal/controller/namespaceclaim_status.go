@@ -50,13 +50,25 @@ func setConditions(s *claimScope, err error) {
 		return
 	}
 	claim.Status.ObservedGeneration = gen
+	if setStopped(s, set) {
+		return
+	}
+	setProgress(s, set)
+	setReady(claim, set)
+}
 
+// conditionSetter sets one condition of the claim (type, true or false, reason, message).
+type conditionSetter func(t string, ok bool, reason, msg string)
+
+// setStopped sets the conditions of a claim that will not go on (being deleted, expired, released or
+// refused) and reports whether it was one.
+func setStopped(s *claimScope, set conditionSetter) bool {
 	switch {
 	case s.deleting != "":
 		msg := "The claim is being deleted; waiting for " + s.deleting
 		set(tenancyv1alpha1.NamespaceReadyCondition, false, tenancyv1alpha1.NamespaceTerminatingReason, msg)
 		set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.NamespaceTerminatingReason, msg)
-		return
+		return true
 	case s.expired:
 		msg := fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339))
 		set(tenancyv1alpha1.ExpiredCondition, true, tenancyv1alpha1.ExpiredReason, msg)
@@ -67,12 +79,12 @@ func setConditions(s *claimScope, err error) {
 		set(tenancyv1alpha1.NamespaceReadyCondition, false, nsReason, nsMsg)
 		set(tenancyv1alpha1.CredentialsReadyCondition, false, tenancyv1alpha1.ExpiredReason, "The namespace is gone, so are its credentials")
 		set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.ExpiredReason, msg)
-		return
+		return true
 	case s.released:
 		msg := "The tenant deleted its namespace; the claim is being deleted"
 		set(tenancyv1alpha1.NamespaceReadyCondition, false, tenancyv1alpha1.ReleasedReason, msg)
 		set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.ReleasedReason, msg)
-		return
+		return true
 	case s.refusal != nil:
 		t := tenancyv1alpha1.NamespaceReadyCondition
 		if s.refusal.Reason == tenancyv1alpha1.SecretConflictReason || s.refusal.Reason == tenancyv1alpha1.TokenRevokedReason {
@@ -80,9 +92,15 @@ func setConditions(s *claimScope, err error) {
 		}
 		set(t, false, s.refusal.Reason, s.refusal.Message)
 		set(tenancyv1alpha1.ReadyCondition, false, s.refusal.Reason, s.refusal.Message)
-		return
+		return true
 	}
+	return false
+}
 
+// setProgress sets the conditions of the namespace, the credentials and the self-test from what the
+// phases recorded.
+func setProgress(s *claimScope, set conditionSetter) {
+	claim := s.claim
 	if s.childrenReady && s.unusable != "" {
 		set(tenancyv1alpha1.NamespaceReadyCondition, false, tenancyv1alpha1.PendingReason, s.unusable)
 	} else if s.childrenReady {
@@ -110,7 +128,11 @@ func setConditions(s *claimScope, err error) {
 	default:
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, res.Method()+" confirm the identity can do what its class grants in its namespace and nothing more"+res.Note)
 	}
-	// The self-test runs before credentials are issued, so its condition explains a claim first.
+}
+
+// setReady derives Ready from the other conditions. The self-test runs before credentials are issued,
+// so its condition explains a claim first.
+func setReady(claim *tenancyv1alpha1.NamespaceClaim, set conditionSetter) {
 	for _, t := range []string{tenancyv1alpha1.NamespaceReadyCondition, tenancyv1alpha1.PermissionsVerifiedCondition, tenancyv1alpha1.CredentialsReadyCondition} {
 		c := meta.FindStatusCondition(claim.Status.Conditions, t)
 		if c == nil {
