@@ -160,7 +160,10 @@ func TestRequeueAfter(t *testing.T) {
 		{"nothing by the clock", func(*claimScope) {}, 0},
 		{"expiry", func(s *claimScope) { s.expiresAt = now.Add(2 * time.Hour) }, 2 * time.Hour},
 		{"renewal before expiry", func(s *claimScope) { s.expiresAt = now.Add(2 * time.Hour); s.renewAt = now.Add(40 * time.Minute) }, 40 * time.Minute},
-		{"credentials check first", func(s *claimScope) { s.renewAt = now.Add(40 * time.Minute); s.credentialsCheckAt = now.Add(10 * time.Minute) }, 10 * time.Minute},
+		{"credentials check first", func(s *claimScope) {
+			s.renewAt = now.Add(40 * time.Minute)
+			s.credentialsCheckAt = now.Add(10 * time.Minute)
+		}, 10 * time.Minute},
 		{"past due is one second", func(s *claimScope) { s.renewAt = now.Add(-time.Minute) }, time.Second},
 		{"expired: nothing by the clock", func(s *claimScope) { s.expired = true; s.expiresAt = now.Add(-time.Minute) }, 0},
 		{"terminating namespace", func(s *claimScope) { s.expiresAt = now.Add(time.Hour); s.terminating = "x" }, terminatingPoll},
