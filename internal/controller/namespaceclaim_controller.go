@@ -221,6 +221,10 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		return nil
 	}
 	if ref := r.fenceRefusal(); ref != nil {
+		if waitForFence(ref, s.claim) {
+			s.fencePending = true
+			return nil
+		}
 		s.refusal = ref
 		return nil
 	}

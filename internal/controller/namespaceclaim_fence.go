@@ -39,6 +39,14 @@ func (r *NamespaceClaimReconciler) fenceRefusal() *provision.Refusal {
 
 // fenceDecision turns a fence check into a refusal: Pending before the first check, FenceNotIntact
 // while the fence is missing or altered, nil when it is intact.
+// waitForFence reports whether a claim held back by the fence should keep its status while it waits:
+// a Ready claim that the operator looks at before its first check of the fence (it just started, after
+// an upgrade or a restart) stays Ready, and is looked at again shortly, instead of flapping to Pending.
+// Nothing is created, repaired or issued for it until the check is done.
+func waitForFence(ref *provision.Refusal, claim *tenancyv1alpha1.NamespaceClaim) bool {
+	return ref.Reason == tenancyv1alpha1.PendingReason && readyFor(claim)
+}
+
 func fenceDecision(checked bool, problem string) *provision.Refusal {
 	switch {
 	case !checked:

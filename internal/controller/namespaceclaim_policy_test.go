@@ -51,6 +51,41 @@ func TestFenceDecision(t *testing.T) {
 	}
 }
 
+func TestWaitForFence(t *testing.T) {
+	readyClaim := func(gen, verifiedGen int64, ready bool) *tenancyv1alpha1.NamespaceClaim {
+		st := metav1.ConditionFalse
+		if ready {
+			st = metav1.ConditionTrue
+		}
+		c := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Generation: gen}}
+		c.Status.Conditions = []metav1.Condition{
+			{Type: tenancyv1alpha1.ReadyCondition, Status: st, Reason: tenancyv1alpha1.ProvisionedReason},
+			{Type: tenancyv1alpha1.PermissionsVerifiedCondition, Status: metav1.ConditionTrue, Reason: tenancyv1alpha1.VerifiedReason, ObservedGeneration: verifiedGen},
+		}
+		return c
+	}
+	pending := fenceDecision(false, "")
+	broken := fenceDecision(true, "policy x not found")
+	for _, tc := range []struct {
+		name  string
+		ref   *provision.Refusal
+		claim *tenancyv1alpha1.NamespaceClaim
+		want  bool
+	}{
+		{"Ready claim before the first check keeps its status", pending, readyClaim(2, 2, true), true},
+		{"new claim before the first check is Pending", pending, &tenancyv1alpha1.NamespaceClaim{}, false},
+		{"not Ready claim is Pending", pending, readyClaim(2, 2, false), false},
+		{"Ready for an older generation is Pending", pending, readyClaim(3, 2, true), false},
+		{"a fence found broken refuses even a Ready claim", broken, readyClaim(2, 2, true), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := waitForFence(tc.ref, tc.claim); got != tc.want {
+				t.Fatalf("waitForFence = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestBlocksRepair(t *testing.T) {
 	for reason, want := range map[string]bool{
 		tenancyv1alpha1.ClassNotFoundReason:          true,

@@ -68,6 +68,8 @@ type claimScope struct {
 	terminating string
 	// deleting describes, for a claim being deleted, the namespaces it still waits for.
 	deleting string
+	// fencePending is set when a Ready claim waits, status unchanged, for the first check of the fence.
+	fencePending bool
 	// released is set when the tenant deleted its namespace and the claim is being deleted.
 	released bool
 
@@ -128,6 +130,9 @@ func (s *claimScope) requeueAfter() time.Duration {
 	}
 	if s.unusablePoll {
 		soon(usablePoll)
+	}
+	if s.fencePending {
+		soon(fencePendingPoll)
 	}
 	switch {
 	case s.refusal == nil:

@@ -168,6 +168,7 @@ func TestRequeueAfter(t *testing.T) {
 		{"expired: nothing by the clock", func(s *claimScope) { s.expired = true; s.expiresAt = now.Add(-time.Minute) }, 0},
 		{"terminating namespace", func(s *claimScope) { s.expiresAt = now.Add(time.Hour); s.terminating = "x" }, terminatingPoll},
 		{"unusable namespace", func(s *claimScope) { s.unusablePoll = true }, usablePoll},
+		{"Ready claim waits for the fence check", func(s *claimScope) { s.fencePending = true; s.expiresAt = now.Add(time.Hour) }, fencePendingPoll},
 		{"fence pending", func(s *claimScope) { s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.PendingReason} }, fencePendingPoll},
 		{"fence not intact", func(s *claimScope) { s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason} }, fencePoll},
 		{"other refusal", func(s *claimScope) { s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason} }, refusalPoll},
