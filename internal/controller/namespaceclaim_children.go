@@ -126,6 +126,9 @@ func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimSc
 		have client.Object
 		name string
 	}{
+		// The tenant ServiceAccount goes when the class switches to credentials mode Requester: its
+		// token, wherever a copy of it went, dies with it.
+		{s.desired.ServiceAccount, &corev1.ServiceAccount{}, tenancyv1alpha1.TenantServiceAccountName},
 		{s.desired.ResourceQuota, &corev1.ResourceQuota{}, provision.ResourceQuotaName},
 		{s.desired.LimitRange, &corev1.LimitRange{}, provision.LimitRangeName},
 		{s.desired.NetworkPolicy, &networkingv1.NetworkPolicy{}, provision.NetworkPolicyName},

@@ -242,6 +242,12 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 			return nil
 		}
 	}
+	if provision.IsRequesterMode(s.class) {
+		// A claim whose class switched to mode Requester keeps no token, refused or not.
+		if err := r.deleteCredentials(ctx, s); err != nil {
+			return err
+		}
+	}
 	if s.refusal != nil {
 		return nil
 	}

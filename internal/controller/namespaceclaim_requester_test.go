@@ -289,3 +289,41 @@ func TestRequesterModeSelfTestFindsCreatorsRightsElsewhere(t *testing.T) {
 	got = waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	g.Expect(got.Status.BoundUser).To(Equal(user))
 }
+
+// TestClassSwitchedToRequesterModeRevokesTheToken: when an admin switches a class from mode Token to
+// Requester, a claim that already holds a token keeps none: its Secret and its ServiceAccount (whose
+// token, wherever it was copied to, dies with it) are deleted, and nobody is bound.
+func TestClassSwitchedToRequesterModeRevokesTheToken(t *testing.T) {
+	requireEnvtest(t)
+	t.Parallel()
+	g := NewWithT(t)
+	class := newClass(t)
+	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
+	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	sa := &corev1.ServiceAccount{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: tenancyv1alpha1.TenantServiceAccountName}, sa)).To(Succeed())
+
+	cur := &tenancyv1alpha1.NamespaceClass{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(class), cur)).To(Succeed())
+	requesterMode([]string{"system:serviceaccount:*"})(cur)
+	g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}, &corev1.Secret{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "credentials Secret still there: %v", err)
+		now := &corev1.ServiceAccount{}
+		err = k8s.Get(ctx, client.ObjectKeyFromObject(sa), now)
+		g.Expect(apierrors.IsNotFound(err) || (err == nil && (now.UID != sa.UID || !now.DeletionTimestamp.IsZero()))).To(BeTrue(), "the tenant ServiceAccount is still there: %v", err)
+		c := getClaim(g, claim)
+		g.Expect(c.Status.CredentialsSecretName).To(BeEmpty())
+		g.Expect(c.Status.BoundUser).To(BeEmpty())
+		g.Expect(meta.IsStatusConditionTrue(c.Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeFalse())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	rbs := &rbacv1.RoleBindingList{}
+	g.Expect(k8s.List(ctx, rbs, client.InNamespace(got.Status.Namespace))).To(Succeed())
+	for _, rb := range rbs.Items {
+		for _, sub := range rb.Subjects {
+			g.Expect(sub.Kind == rbacv1.ServiceAccountKind && sub.Name == tenancyv1alpha1.TenantServiceAccountName).To(BeFalse(), "RoleBinding %s still binds the tenant ServiceAccount", rb.Name)
+		}
+	}
+}
