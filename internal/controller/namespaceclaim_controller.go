@@ -254,14 +254,18 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	if err := r.reconcileUsable(ctx, s); err != nil || s.unusable != "" {
 		return err
 	}
+	return r.reconcileAccess(ctx, s)
+}
+
+// reconcileAccess gives the claim's identity its access once the namespace is usable. In mode
+// Requester the creator is bound: no token, no Secret. In mode Token the identity is proven before any
+// credential is written: the token due (if any) is minted first, the self-test runs with it, and it is
+// written only if the self-test passes. A claim whose self-test fails never exposes a token, and a
+// token already handed out is not renewed while it fails.
+func (r *NamespaceClaimReconciler) reconcileAccess(ctx context.Context, s *claimScope) error {
 	if provision.IsRequesterMode(s.class) {
-		// Mode Requester: the creator is bound; no token, no Secret.
 		return r.reconcileRequesterAccess(ctx, s)
 	}
-	// The identity is proven before any credential is written: the token due (if any) is minted first,
-	// the self-test runs with it, and it is written only if the self-test passes. A claim whose
-	// self-test fails never exposes a token, and a token already handed out is not renewed while it
-	// fails.
 	plan, err := r.planCredentials(ctx, s)
 	if err != nil || plan == nil {
 		return err
