@@ -131,31 +131,6 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 	return r.holdNamespace(s, ns)
 }
 
-// reconcileRequestOwner makes the namespace of a request claim own the request ConfigMap, as the
-// ConfigMap protocol promises: deleting the namespace, by its tenant or anyone, removes the request.
-// It runs before the credentials are written, so a pipeline never holds a token whose namespace could
-// be deleted while its request stays behind.
-func (r *NamespaceClaimReconciler) reconcileRequestOwner(ctx context.Context, s *claimScope) error {
-	if !provision.IsRequestClaim(s.claim, r.RequestsNamespace) || s.namespace == nil {
-		return nil
-	}
-	cm := &corev1.ConfigMap{}
-	if ok, err := found(r.Get(ctx, client.ObjectKey{Namespace: s.claim.Namespace, Name: metav1.GetControllerOf(s.claim).Name}, cm)); !ok {
-		return err
-	}
-	for _, ref := range cm.OwnerReferences {
-		if ref.UID == s.namespace.UID {
-			return nil
-		}
-	}
-	before := cm.DeepCopy()
-	cm.OwnerReferences = append(cm.OwnerReferences, namespaceOwnerRef(s.namespace))
-	if err := r.Patch(ctx, cm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("setting namespace %s as owner of request ConfigMap %s: %w", s.namespace.Name, klog.KObj(cm), err)
-	}
-	return nil
-}
-
 func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Namespace) error {
 	s.namespace = ns
 	s.claim.Status.Namespace = ns.Name

@@ -158,35 +158,3 @@ func readyFor(claim *tenancyv1alpha1.NamespaceClaim) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == claim.Generation &&
 		meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 }
-
-// claimEvent is an Event to emit for a transition.
-type claimEvent struct {
-	warning        bool
-	reason, action string
-	note           string
-}
-
-// transitionEvent returns the Event for the change of the Ready condition from before to after, or nil
-// when nothing a person cares about changed.
-func transitionEvent(before, after []metav1.Condition) *claimEvent {
-	b := meta.FindStatusCondition(before, tenancyv1alpha1.ReadyCondition)
-	a := meta.FindStatusCondition(after, tenancyv1alpha1.ReadyCondition)
-	if a == nil || (b != nil && b.Status == a.Status && b.Reason == a.Reason) {
-		return nil
-	}
-	switch a.Reason {
-	case tenancyv1alpha1.ProvisionedReason:
-		if a.Status == metav1.ConditionTrue {
-			return &claimEvent{reason: "Provisioned", action: "Provision", note: a.Message}
-		}
-	case tenancyv1alpha1.ExpiredReason:
-		return &claimEvent{reason: "Expired", action: "Expire", note: a.Message}
-	case tenancyv1alpha1.ReleasedReason:
-		return &claimEvent{reason: "Released", action: "Release", note: a.Message}
-	case tenancyv1alpha1.ProvisioningReason, tenancyv1alpha1.InternalErrorReason, tenancyv1alpha1.PendingReason:
-		return nil
-	default:
-		return &claimEvent{warning: true, reason: a.Reason, action: "Refuse", note: a.Message}
-	}
-	return nil
-}
