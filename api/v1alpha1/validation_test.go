@@ -101,6 +101,14 @@ func TestClaimValidation(t *testing.T) {
 		{name: "reserved label", spec: v1.NamespaceClaimSpec{Labels: map[string]string{"tenancy.nsclaim.dev/managed-by": "me"}}, wantErr: "labels must not use the reserved prefixes"},
 		{name: "psa label", spec: v1.NamespaceClaimSpec{Labels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}, wantErr: "labels must not use the reserved prefixes"},
 		{name: "claim name too long", objName: strings.Repeat("c", 64), wantErr: "metadata.name must be a DNS-1123 label of at most 63 characters"},
+		{name: "claim name with a dot", objName: "claim.x", wantErr: "metadata.name must be a DNS-1123 label of at most 63 characters"},
+		{name: "claim name of 63 characters", objName: strings.Repeat("c", 63)},
+		{name: "namespaceName kube-public", spec: v1.NamespaceClaimSpec{NamespaceName: "kube-public"}, wantErr: "must not be a system namespace"},
+		{name: "namespaceName kubex is fine", spec: v1.NamespaceClaimSpec{NamespaceName: "kubex"}},
+		{name: "kubernetes.io label", spec: v1.NamespaceClaimSpec{Labels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}}, wantErr: "labels must not use the reserved prefixes"},
+		{name: "credentialsSecretName a subdomain", spec: v1.NamespaceClaimSpec{CredentialsSecretName: "ci.token-1"}},
+		{name: "credentialsSecretName not a subdomain", spec: v1.NamespaceClaimSpec{CredentialsSecretName: "CI_token"}, wantErr: "credentialsSecretName must be a DNS-1123 subdomain"},
+		{name: "credentialsSecretName ends with a dot", spec: v1.NamespaceClaimSpec{CredentialsSecretName: "token."}, wantErr: "credentialsSecretName must be a DNS-1123 subdomain"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,6 +142,14 @@ func TestClaimImmutability(t *testing.T) {
 		{"creator changed", v1.NamespaceClaimSpec{Creator: &v1.ClaimCreator{Username: "alice"}}, func(s *v1.NamespaceClaimSpec) { s.Creator.Username = "mallory" }, "creator is recorded by the API server"},
 		{"creator group added", v1.NamespaceClaimSpec{Creator: &v1.ClaimCreator{Username: "alice"}}, func(s *v1.NamespaceClaimSpec) { s.Creator.Groups = []string{"admins"} }, "creator is recorded by the API server"},
 		{"creator removed", v1.NamespaceClaimSpec{Creator: &v1.ClaimCreator{Username: "alice"}}, func(s *v1.NamespaceClaimSpec) { s.Creator = nil }, "creator is recorded by the API server"},
+		{"className kept", v1.NamespaceClaimSpec{ClassName: "a"}, func(s *v1.NamespaceClaimSpec) { s.Labels = map[string]string{"a": "b"} }, ""},
+		{"namespaceName kept", v1.NamespaceClaimSpec{NamespaceName: "a"}, func(s *v1.NamespaceClaimSpec) { s.TTL = dur(time.Hour) }, ""},
+		{"namespaceName added", v1.NamespaceClaimSpec{}, func(s *v1.NamespaceClaimSpec) { s.NamespaceName = "b" }, "namespaceName is immutable"},
+		{"credentialsSecretName changed", v1.NamespaceClaimSpec{CredentialsSecretName: "a"}, func(s *v1.NamespaceClaimSpec) { s.CredentialsSecretName = "b" }, "credentialsSecretName is immutable"},
+		{"credentialsSecretName added", v1.NamespaceClaimSpec{}, func(s *v1.NamespaceClaimSpec) { s.CredentialsSecretName = "b" }, "credentialsSecretName is immutable"},
+		{"credentialsSecretName removed", v1.NamespaceClaimSpec{CredentialsSecretName: "a"}, func(s *v1.NamespaceClaimSpec) { s.CredentialsSecretName = "" }, "credentialsSecretName is immutable"},
+		{"credentialsSecretName kept", v1.NamespaceClaimSpec{CredentialsSecretName: "a"}, func(s *v1.NamespaceClaimSpec) { s.TTL = dur(time.Hour) }, ""},
+		{"creator kept", v1.NamespaceClaimSpec{Creator: &v1.ClaimCreator{Username: "alice", Groups: []string{"dev"}}}, func(s *v1.NamespaceClaimSpec) { s.TTL = dur(time.Hour) }, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,6 +189,22 @@ func TestClassValidation(t *testing.T) {
 		{name: "unknown mode", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{Mode: "Password"}}, wantErr: "spec.credentials.mode"},
 		{name: "system group bound", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{Mode: v1.CredentialsModeRequester, Requester: &v1.RequesterCredentials{AllowedUsernames: []string{"a"}, BindGroups: []string{"system:masters"}}}}, wantErr: "credentials.requester.bindGroups must not name system: groups"},
 		{name: "negative limit", spec: v1.NamespaceClassSpec{Access: v1.AccessSpec{MaxClaimsPerNamespace: -1}}, wantErr: "spec.access.maxClaimsPerNamespace"},
+		{name: "ttl order equal", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{DefaultTTL: dur(24 * time.Hour), MaxTTL: dur(24 * time.Hour)}}},
+		{name: "renewBefore shorter", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{TokenTTL: dur(time.Hour), RenewBefore: dur(59 * time.Minute)}}},
+		{name: "psa namespace label", spec: v1.NamespaceClassSpec{NamespaceLabels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}, wantErr: "namespaceLabels must not use the reserved prefixes"},
+		{name: "namespace label", spec: v1.NamespaceClassSpec{NamespaceLabels: map[string]string{"team": "a", "example.com/tier": "ci"}}},
+		{name: "reserved namespace annotation", spec: v1.NamespaceClassSpec{NamespaceAnnotations: map[string]string{"tenancy.nsclaim.dev/claim-name": "x"}}, wantErr: "namespaceAnnotations must not use the reserved prefix tenancy.nsclaim.dev/"},
+		{name: "namespace annotation", spec: v1.NamespaceClassSpec{NamespaceAnnotations: map[string]string{"scheduler.alpha.kubernetes.io/node-selector": "pool=ci"}}},
+		{name: "defaultTTL too short", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{DefaultTTL: dur(30 * time.Second)}}, wantErr: "lifetime.defaultTTL must be at least 1m"},
+		{name: "defaultTTL of 1m", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{DefaultTTL: dur(time.Minute)}}},
+		{name: "maxTTL too short", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{DefaultTTL: dur(30 * time.Second), MaxTTL: dur(30 * time.Second)}}, wantErr: "lifetime.maxTTL must be at least 1m"},
+		{name: "maxTTL of 1m", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{DefaultTTL: dur(time.Minute), MaxTTL: dur(time.Minute)}}},
+		{name: "token ttl too long", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{TokenTTL: dur(49 * time.Hour)}}, wantErr: "credentials.tokenTTL must be between 10m and 48h"},
+		{name: "token ttl of 48h", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{TokenTTL: dur(48 * time.Hour)}}},
+		{name: "renewBefore too short", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{RenewBefore: dur(30 * time.Second)}}, wantErr: "credentials.renewBefore must be at least 1m"},
+		{name: "renewBefore of 1m", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{RenewBefore: dur(time.Minute)}}},
+		{name: "non-system group bound", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{Mode: v1.CredentialsModeRequester, Requester: &v1.RequesterCredentials{AllowedUsernames: []string{"a"}, BindGroups: []string{"ci:org", "developers"}}}}},
+		{name: "requester mode with empty allowedUsernames", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{Mode: v1.CredentialsModeRequester, Requester: &v1.RequesterCredentials{AllowedUsernames: []string{}}}}, wantErr: "credentials.requester.allowedUsernames"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
