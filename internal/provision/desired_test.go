@@ -134,7 +134,8 @@ func TestOwnerMarksOnEveryObject(t *testing.T) {
 		c.Spec.NetworkPolicy = tenancyv1alpha1.NetworkPolicyDenyFromOtherNamespaces
 	})
 	d := Build("ci-pr-1", testOwner, &c, nil)
-	objs := []metav1.Object{d.Namespace, d.ServiceAccount, d.ReleaseRole, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding}
+	objs := make([]metav1.Object, 0, 8+len(d.RoleBindings))
+	objs = append(objs, d.Namespace, d.ServiceAccount, d.ReleaseRole, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding)
 	for _, rb := range d.RoleBindings {
 		objs = append(objs, rb)
 	}
