@@ -259,12 +259,8 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 
 // startOperator starts the manager and waits until it has caught up with every claim.
 func (b *bencher) startOperator(ctx context.Context) error {
-	op, err := b.e.startReplica(0)
+	op, err := b.startReady(ctx)
 	if err != nil {
-		return err
-	}
-	b.op = op
-	if err := op.waitReady(ctx, 2*time.Minute); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -273,6 +269,31 @@ func (b *bencher) startOperator(ctx context.Context) error {
 	}
 	b.logf("manager (pid %d) caught up with %d claims in %s", op.pid(), b.claims, time.Since(t0).Round(time.Millisecond))
 	return nil
+}
+
+// startReady starts the manager and waits until it is ready. A manager that exits before it is ready
+// is started again, up to three times: its probe and metrics ports lie in the kernel's ephemeral
+// range, so a client connection of the moment can hold one of them.
+func (b *bencher) startReady(ctx context.Context) (*replica, error) {
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		var op *replica
+		if op, err = b.e.startReplica(0); err != nil {
+			return nil, err
+		}
+		b.op = op
+		if err = op.waitReady(ctx, 2*time.Minute); err == nil {
+			return op, nil
+		}
+		b.logf("manager not ready (attempt %d): %v", attempt, err)
+		if op.alive() {
+			return nil, err
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 func (b *bencher) stopOperator() {
@@ -409,12 +430,8 @@ func (b *bencher) restart(ctx context.Context, size int, scale bool) error {
 	b.logf("restart with %d claims", b.claims)
 	b.stopOperator()
 	w := b.begin(ctx, 0)
-	op, err := b.e.startReplica(0)
+	op, err := b.startReady(ctx)
 	if err != nil {
-		return err
-	}
-	b.op = op
-	if err := op.waitReady(ctx, 2*time.Minute); err != nil {
 		return err
 	}
 	at, err := op.waitCaughtUp(ctx, b.claims, b.o.timeout)
