@@ -33,14 +33,7 @@ const invariantsSettle = 30 * time.Second
 // brokenInvariants returns the invariants that hold whatever happens (not the settled ones: other
 // scenarios run in parallel) and still do not hold after invariantsSettle; nil as soon as all hold.
 func brokenInvariants() ([]string, error) {
-	deadline := time.Now().Add(invariantsSettle)
-	for {
-		broken, err := invariants.Check(context.Background(), k8s, invariants.Options{})
-		if err != nil || len(broken) == 0 || time.Now().After(deadline) {
-			return broken, err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return invariants.CheckWithin(context.Background(), k8s, invariants.Options{}, invariantsSettle, 200*time.Millisecond)
 }
 
 // checkInvariants fails the scenario when the cluster breaks nsclaim's invariants after it. Every

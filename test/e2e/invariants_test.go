@@ -34,14 +34,7 @@ const invariantsSettle = 60 * time.Second
 // invariantsSettle (the checks that hold whatever happens, not those that need every claim settled:
 // other scenarios run in parallel). It returns nil as soon as they all hold.
 func brokenInvariants() ([]string, error) {
-	deadline := time.Now().Add(invariantsSettle)
-	for {
-		broken, err := invariants.Check(ctx, admin, invariants.Options{})
-		if err != nil || len(broken) == 0 || time.Now().After(deadline) {
-			return broken, err
-		}
-		time.Sleep(time.Second)
-	}
+	return invariants.CheckWithin(ctx, admin, invariants.Options{}, invariantsSettle, time.Second)
 }
 
 // checkInvariants fails the scenario when, after it, the cluster breaks nsclaim's invariants for longer

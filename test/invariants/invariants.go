@@ -27,6 +27,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -130,6 +131,24 @@ func Check(ctx context.Context, c client.Client, o Options) ([]string, error) {
 		}
 	}
 	return v.result(), nil
+}
+
+// CheckWithin runs Check until no invariant is broken or settle has passed, every poll, and returns
+// what is still broken then. Suites that run scenarios in parallel use it after each one: a scenario may
+// break an invariant on purpose (an attack), and the operator must restore it within settle.
+func CheckWithin(ctx context.Context, c client.Client, o Options, settle, poll time.Duration) ([]string, error) {
+	deadline := time.Now().Add(settle)
+	for {
+		broken, err := Check(ctx, c, o)
+		if err != nil || len(broken) == 0 || time.Now().After(deadline) {
+			return broken, err
+		}
+		select {
+		case <-ctx.Done():
+			return broken, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
 }
 
 // checkNamespaces checks that every managed namespace belongs to an existing claim or is terminating,
