@@ -72,7 +72,3 @@ func RecordIssued(issued []tenancyv1alpha1.IssuedToken, id string, at, expires t
 	}
 	return out
 }
-
-// AuditCredentialID is the value the API server's audit log records, in
-// user.extra["authentication.kubernetes.io/credential-id"], for requests made with a token of this ID.
-func AuditCredentialID(id string) string { return "JTI=" + id }

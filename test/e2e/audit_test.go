@@ -26,13 +26,10 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiserver/pkg/authentication/token/jwt"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 )
-
-// credentialIDExtra is the user extra under which the API server records a token's credential ID.
-const credentialIDExtra = "authentication.kubernetes.io/credential-id"
 
 // auditEvent is the part of an audit.k8s.io/v1 Event the test reads.
 type auditEvent struct {
@@ -63,8 +60,8 @@ func auditedBy(path, id string) ([]auditEvent, error) {
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
 		}
-		for _, v := range e.User.Extra[credentialIDExtra] {
-			if v == credentials.AuditCredentialID(id) {
+		for _, v := range e.User.Extra[user.CredentialIDKey] {
+			if v == jwt.CredentialIDForJTI(id) {
 				out = append(out, e)
 			}
 		}
