@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -76,27 +77,13 @@ func waitReconciled(t *testing.T, controller string, obj client.Object) {
 // observeReconciles returns a logger that logs what inner enables and records every "Reconciled" line
 // (whatever inner's level) in reconciles.
 func observeReconciles(inner logr.Logger) logr.Logger {
-	sink := inner.GetSink()
-	if sink == nil {
-		sink = discard{}
-	}
-	return logr.New(&observingSink{inner: sink})
+	return logr.New(&observingSink{inner: inner.GetSink()})
 }
 
 type observingSink struct {
 	inner logr.LogSink
 	kv    []any
 }
-
-// discard stands in for a logger without a sink (logr.Discard).
-type discard struct{}
-
-func (discard) Init(logr.RuntimeInfo)            {}
-func (discard) Enabled(int) bool                 { return false }
-func (discard) Info(int, string, ...any)         {}
-func (discard) Error(error, string, ...any)      {}
-func (d discard) WithValues(...any) logr.LogSink { return d }
-func (d discard) WithName(string) logr.LogSink   { return d }
 
 func (s *observingSink) Init(info logr.RuntimeInfo) { s.inner.Init(info) }
 func (s *observingSink) Enabled(int) bool           { return true }
@@ -132,7 +119,7 @@ func (s *observingSink) WithName(name string) logr.LogSink {
 
 func TestObservingSinkRecordsReconciles(t *testing.T) {
 	before := reconciles.observed("test-controller", "ns", "obj")
-	log := observeReconciles(logr.Discard()).WithValues("controller", "test-controller").WithName("x").WithValues("namespace", "ns", "name", "obj")
+	log := observeReconciles(funcr.New(func(string, string) {}, funcr.Options{})).WithValues("controller", "test-controller").WithName("x").WithValues("namespace", "ns", "name", "obj")
 	log.V(1).Info("Reconciled", "observedResourceVersion", "41")
 	log.V(1).Info("Something else", "observedResourceVersion", "99")
 	log.V(1).Info("Reconciled", "observedResourceVersion", "40")
