@@ -1,8 +1,8 @@
 # VERSION defines the project version for the bundle.
-VERSION ?= 0.3.0
+VERSION ?= 0.4.0
 # PREVIOUS_VERSION is the bundle that VERSION replaces in the catalog's upgrade graph: the newest
 # release in hack/releases.txt (hack/releases.sh check), built from its own commit by hack/catalog.sh.
-PREVIOUS_VERSION ?= 0.2.0
+PREVIOUS_VERSION ?= 0.3.0
 
 # CHANNELS define the bundle channels used in the bundle.
 CHANNELS ?= alpha,stable

@@ -28,7 +28,7 @@
 #     under $RELEASES_BUILD_DIR), so the catalog offers what was released, not this tree's manifests.
 # The catalog is validated with `opm validate` before the script exits.
 #
-# Environment (defaults): VERSION (0.3.0), PREVIOUS_VERSION (0.2.0), RELEASES_BUILD_DIR
+# Environment (defaults): VERSION (0.4.0), PREVIOUS_VERSION (0.3.0), RELEASES_BUILD_DIR
 #   (<repo>/tmp/releases), OPM (<repo>/bin/opm).
 set -euo pipefail
 
@@ -36,8 +36,8 @@ REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PACKAGE=nsclaim-operator
 CHANNELS=(alpha stable)
 DEFAULT_CHANNEL=stable
-VERSION=${VERSION:-0.3.0}
-PREVIOUS_VERSION=${PREVIOUS_VERSION:-0.2.0}
+VERSION=${VERSION:-0.4.0}
+PREVIOUS_VERSION=${PREVIOUS_VERSION:-0.3.0}
 OPM=${OPM:-$REPO_ROOT/bin/opm}
 
 if (($# < 1)); then

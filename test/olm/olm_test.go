@@ -24,7 +24,7 @@ limitations under the License.
 //	KUBECONFIG                        admin kubeconfig (required)
 //	NSCLAIM_OLM_NAMESPACE             namespace the operator is installed in (nsclaim-operator-system)
 //	NSCLAIM_OLM_FROM_CSV, _TO_CSV     the CSVs installed first and upgraded to
-//	                                  (nsclaim-operator.v0.2.0, nsclaim-operator.v0.3.0)
+//	                                  (nsclaim-operator.v0.3.0, nsclaim-operator.v0.4.0)
 //	NSCLAIM_OLM_FROM_BUNDLE, _TO_BUNDLE
 //	                                  optional: the bundle directories of those CSVs; the CRDs on the
 //	                                  cluster must then serve exactly their versions and schemas
@@ -156,8 +156,8 @@ type tenant struct {
 func TestInstallUpgradeUninstall(t *testing.T) {
 	in := &installation{
 		ns:             env("NSCLAIM_OLM_NAMESPACE", "nsclaim-operator-system"),
-		fromCSV:        env("NSCLAIM_OLM_FROM_CSV", packageName+".v0.2.0"),
-		toCSV:          env("NSCLAIM_OLM_TO_CSV", packageName+".v0.3.0"),
+		fromCSV:        env("NSCLAIM_OLM_FROM_CSV", packageName+".v0.3.0"),
+		toCSV:          env("NSCLAIM_OLM_TO_CSV", packageName+".v0.4.0"),
 		catalogAddress: os.Getenv("NSCLAIM_OLM_CATALOG_ADDRESS"),
 		managerCmd:     os.Getenv("NSCLAIM_OLM_MANAGER_CMD"),
 		copiedCSVs:     os.Getenv("NSCLAIM_OLM_COPIED_CSVS"),
