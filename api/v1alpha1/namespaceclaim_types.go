@@ -20,11 +20,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// Below, the creator rule compares field by field, an absent uid, groups or extra equal to an empty one: the
+// stamp writes `uid: ""`, `groups: []` and `extra: {}` for an identity without them, and a client that
+// reads the claim into these Go types and updates it sends them absent (omitempty).
+
 // NamespaceClaimSpec is what a pipeline asks for.
 // +kubebuilder:validation:XValidation:rule="has(self.className) == has(oldSelf.className) && (!has(self.className) || self.className == oldSelf.className)",message="className is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.namespaceName) == has(oldSelf.namespaceName) && (!has(self.namespaceName) || self.namespaceName == oldSelf.namespaceName)",message="namespaceName is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretName) == has(oldSelf.credentialsSecretName) && (!has(self.credentialsSecretName) || self.credentialsSecretName == oldSelf.credentialsSecretName)",message="credentialsSecretName is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.creator) == has(oldSelf.creator) && (!has(self.creator) || self.creator == oldSelf.creator)",message="creator is recorded by the API server when the claim is created and is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.creator) == has(oldSelf.creator) && (!has(self.creator) || (self.creator.username == oldSelf.creator.username && (has(self.creator.uid) && size(self.creator.uid) > 0) == (has(oldSelf.creator.uid) && size(oldSelf.creator.uid) > 0) && (!has(self.creator.uid) || size(self.creator.uid) == 0 || self.creator.uid == oldSelf.creator.uid) && (has(self.creator.groups) ? self.creator.groups : []) == (has(oldSelf.creator.groups) ? oldSelf.creator.groups : []) && (has(self.creator.extra) ? self.creator.extra : {}) == (has(oldSelf.creator.extra) ? oldSelf.creator.extra : {})))",message="creator is recorded by the API server when the claim is created and is immutable"
 type NamespaceClaimSpec struct {
 	// className names the NamespaceClass to use; unset means the default class. Immutable.
 	// +optional

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -158,6 +159,49 @@ func TestClaimImmutability(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.mutate(&c.Spec)
+			check(t, k8s.Update(ctx, c), tc.wantErr)
+		})
+	}
+}
+
+// TestStampedCreatorSurvivesAGoTypesUpdate: the stamp stores `uid: ""`, `groups: []` and `extra: {}`
+// for an identity without them (an admin's client certificate); a client that reads such a claim into
+// the Go types and updates it sends those fields absent. That is the same creator (found by the OLM
+// upgrade test, which writes 0.3.0's claims back through these types); a real change still is not.
+func TestStampedCreatorSurvivesAGoTypesUpdate(t *testing.T) {
+	requireEnvtest(t)
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		creator map[string]any
+		mutate  func(*v1.ClaimCreator)
+		wantErr string
+	}{
+		{"empty uid, groups and extra sent absent", map[string]any{"username": "kubernetes-admin", "uid": "", "groups": []any{}, "extra": map[string]any{}}, func(*v1.ClaimCreator) {}, ""},
+		{"empty uid set", map[string]any{"username": "kubernetes-admin", "uid": "", "groups": []any{}, "extra": map[string]any{}}, func(c *v1.ClaimCreator) { c.UID = "forged" }, "creator is recorded by the API server"},
+		{"group added to an empty list", map[string]any{"username": "kubernetes-admin", "uid": "", "groups": []any{}, "extra": map[string]any{}}, func(c *v1.ClaimCreator) { c.Groups = []string{"system:masters"} }, "creator is recorded by the API server"},
+		{"extra added to an empty map", map[string]any{"username": "kubernetes-admin", "uid": "", "groups": []any{}, "extra": map[string]any{}}, func(c *v1.ClaimCreator) { c.Extra = map[string][]string{"k": {"v"}} }, "creator is recorded by the API server"},
+		{"groups removed", map[string]any{"username": "ci", "uid": "u1", "groups": []any{"dev"}, "extra": map[string]any{"k": []any{"v"}}}, func(c *v1.ClaimCreator) { c.Groups = nil }, "creator is recorded by the API server"},
+		{"extra removed", map[string]any{"username": "ci", "uid": "u1", "groups": []any{"dev"}, "extra": map[string]any{"k": []any{"v"}}}, func(c *v1.ClaimCreator) { c.Extra = nil }, "creator is recorded by the API server"},
+		{"uid removed", map[string]any{"username": "ci", "uid": "u1", "groups": []any{"dev"}}, func(c *v1.ClaimCreator) { c.UID = "" }, "creator is recorded by the API server"},
+		{"full creator kept", map[string]any{"username": "ci", "uid": "u1", "groups": []any{"dev"}, "extra": map[string]any{"k": []any{"v"}}}, func(*v1.ClaimCreator) {}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": v1.GroupVersion.String(), "kind": "NamespaceClaim",
+				"metadata": map[string]any{"name": name("stamped"), "namespace": "default"},
+				"spec":     map[string]any{"creator": tc.creator},
+			}}
+			if err := k8s.Create(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			c := &v1.NamespaceClaim{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(u), c); err != nil {
+				t.Fatal(err)
+			}
+			c.Labels = map[string]string{"written-back": "true"}
+			tc.mutate(c.Spec.Creator)
 			check(t, k8s.Update(ctx, c), tc.wantErr)
 		})
 	}
