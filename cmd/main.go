@@ -22,6 +22,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"strconv"
 	"time"
@@ -65,6 +67,7 @@ func init() {
 type options struct {
 	metricsAddr              string
 	probeAddr                string
+	metricsPprof             bool
 	secureMetrics            bool
 	enableHTTP2              bool
 	leaderElect              bool
@@ -94,6 +97,8 @@ func main() {
 	var o options
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", envOr("METRICS_BIND_ADDRESS", ":8443"),
 		"The address the metrics endpoint binds to. Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable it (METRICS_BIND_ADDRESS).")
+	flag.BoolVar(&o.metricsPprof, "metrics-pprof", envBool("NSCLAIM_METRICS_PPROF", false),
+		"Also serve Go's pprof endpoints (/debug/pprof/: heap and CPU profiles) on the metrics endpoint, behind its authentication (NSCLAIM_METRICS_PPROF: true or false).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", envOr("HEALTH_PROBE_BIND_ADDRESS", ":8081"), "The address the probe endpoint binds to (HEALTH_PROBE_BIND_ADDRESS).")
 	flag.BoolVar(&o.leaderElect, "leader-elect", envBool("LEADER_ELECT", true), "Enable leader election, so that only one replica reconciles at a time (LEADER_ELECT).")
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the leader election Lease; defaults to the Pod's namespace (POD_NAMESPACE).")
@@ -194,6 +199,9 @@ func run(o options) error {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
 	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	if o.metricsPprof {
+		metricsOpts.ExtraHandlers = pprofHandlers()
+	}
 	if o.secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
@@ -406,4 +414,15 @@ func envFloat(key string, def float64) float64 {
 		return def
 	}
 	return f
+}
+
+// pprofHandlers are Go's pprof endpoints, for the metrics server (--metrics-pprof).
+func pprofHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
 }

@@ -244,7 +244,7 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 		}
 	}
 	b.rows.machine = machine()
-	b.rows.operatorArgs = fmt.Sprintf("workers=%d %s", e.workers, e.operatorArgs)
+	b.rows.operatorArgs = strings.TrimSpace(fmt.Sprintf("workers=%d %s %s", e.workers, e.operatorArgs, e.operatorEnv))
 	b.rows.ceilingWorkers = b.ceilingWorkers()
 	md := b.rows.markdown()
 	fmt.Println()
@@ -465,6 +465,9 @@ func (b *bencher) restart(ctx context.Context, size int, scale bool) error {
 	p2, _ := readProc(op.pid())
 	sr.rssKiB = p2.rssKiB
 	b.logf("scale %d: RSS %d MiB, idle CPU %s/min, one more claim Ready in %s", sr.claims, sr.rssKiB/1024, sr.idleCPUPerMin.Round(time.Millisecond), sr.oneMore.Round(time.Millisecond))
+	if path, heap, sys := op.heapProfile(filepath.Dir(b.o.out), sr.claims); heap > 0 {
+		b.logf("scale %d: Go heap in use %.0f MiB, Go runtime total %.0f MiB; heap profile %q", sr.claims, heap, sys, path)
+	}
 	b.rows.scales = append(b.rows.scales, sr)
 	return nil
 }

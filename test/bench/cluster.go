@@ -149,6 +149,7 @@ func (e *env) startReplica(idx int) (*replica, error) {
 		"KUBECONFIG="+filepath.Join(e.state, "operator.kubeconfig"),
 		"POD_NAMESPACE="+operatorNamespace,
 		fmt.Sprintf("NSCLAIM_WORKERS=%d", e.workers))
+	cmd.Env = append(cmd.Env, strings.Fields(e.operatorEnv)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
