@@ -69,10 +69,19 @@ func NewBindingIndex(cfg *rest.Config, scheme *runtime.Scheme) (*BindingIndex, e
 // Start runs the cache until ctx ends.
 func (b *BindingIndex) Start(ctx context.Context) error { return b.cache.Start(ctx) }
 
+// managedLabels is the label set of a stripped binding nsclaim made; shared, never written.
+var managedLabels = map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
+
 // stripBinding keeps only what the lookup needs.
 func stripBinding(obj any) (any, error) {
 	keep := func(m *metav1.ObjectMeta) metav1.ObjectMeta {
 		out := metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion, UID: m.UID}
+		if _, boot := m.Labels[bootstrappingLabel]; !boot && m.Labels[tenancyv1alpha1.ManagedByLabel] == tenancyv1alpha1.ManagedByValue {
+			// Most bindings nsclaim made keep just this label: one map serves them all (the cache
+			// hands out copies, never this map).
+			out.Labels = managedLabels
+			return out
+		}
 		for _, k := range []string{tenancyv1alpha1.ManagedByLabel, bootstrappingLabel} {
 			if v, ok := m.Labels[k]; ok {
 				if out.Labels == nil {

@@ -284,8 +284,9 @@ func CacheOptions(requestsNamespace string) cache.Options {
 	if requestsNamespace != "" {
 		byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{requestsNamespace: {}}}
 	}
-	// Nothing reads managedFields: dropping them from cached objects roughly halves the cache.
-	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	// Nothing reads managedFields: dropping them from cached objects roughly halves the cache; see
+	// compactForCache for the rest.
+	return cache.Options{ByObject: byObject, DefaultTransform: compactForCache()}
 }
 
 // isManaged reports whether obj carries nsclaim's managed-by label.

@@ -1,0 +1,80 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"unique"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+)
+
+// compactForCache is the transform of the manager's informer caches. Nothing reads managedFields, so
+// they are dropped. A ResourceQuota's status.used (it changes with every Pod) is dropped too: only
+// status.hard is read (the usable check). Every cached child of a claim repeats the same label and
+// annotation keys and the claim's name, namespace and UID as values; protobuf decoding gives each
+// object its own copies, so keys and those values are interned (one copy shared by every object; a
+// value equal to the object's name shares the name). The digest of appliedAnnotation, unique to each
+// object, is not interned. Values are equal before and after, so no read sees a difference.
+func compactForCache() toolscache.TransformFunc {
+	strip := cache.TransformStripManagedFields()
+	return func(in any) (any, error) {
+		obj, err := strip(in)
+		if err != nil {
+			return obj, err
+		}
+		if rq, ok := obj.(*corev1.ResourceQuota); ok {
+			rq.Status.Used = nil
+		}
+		if o, ok := obj.(metav1.Object); ok {
+			name := o.GetName()
+			internValues(o.GetLabels(), name)
+			internValues(o.GetAnnotations(), name)
+			refs := o.GetOwnerReferences()
+			for i := range refs {
+				refs[i].APIVersion, refs[i].Kind = intern(refs[i].APIVersion), intern(refs[i].Kind)
+			}
+		}
+		return obj, nil
+	}
+}
+
+// internValues replaces, in place, m's keys and values by shared copies of equal content: a value equal
+// to name by name itself, appliedAnnotation's digest not at all.
+func internValues(m map[string]string, name string) {
+	if len(m) == 0 {
+		return
+	}
+	interned := make(map[string]string, len(m))
+	for k, v := range m {
+		switch {
+		case v == name:
+			v = name
+		case k != appliedAnnotation:
+			v = intern(v)
+		}
+		interned[intern(k)] = v
+	}
+	clear(m)
+	for k, v := range interned {
+		m[k] = v
+	}
+}
+
+func intern(s string) string { return unique.Make(s).Value() }

@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"strings"
+	"testing"
+	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+)
+
+// fresh returns a copy of s in its own memory, as protobuf decoding gives each object.
+func fresh(s string) string { return strings.Clone(s) }
+
+func quotaForCache(name string) *corev1.ResourceQuota {
+	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("20")}
+	return &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fresh(name), Namespace: "t",
+			Labels: map[string]string{
+				fresh(tenancyv1alpha1.ManagedByLabel): fresh(tenancyv1alpha1.ManagedByValue),
+				fresh(tenancyv1alpha1.ClaimUIDLabel):  fresh("4e92241a-b8f7-4a20-b12c-81fd1dc892b0"),
+				fresh("kubernetes.io/metadata.name"):  fresh(name),
+			},
+			Annotations:     map[string]string{fresh(appliedAnnotation): fresh("cabcc599063ad8a03bd67bad"), fresh("other"): fresh("x")},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: fresh("v1"), Kind: fresh("Namespace"), Name: "t", UID: "u"}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "nsclaim"}},
+		},
+		Spec:   corev1.ResourceQuotaSpec{Hard: hard},
+		Status: corev1.ResourceQuotaStatus{Hard: hard.DeepCopy(), Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}},
+	}
+}
+
+func sameMemory(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+func TestCompactForCache(t *testing.T) {
+	transform := compactForCache()
+	a, b := quotaForCache("nsclaim-quota"), quotaForCache("nsclaim-quota")
+	want := a.DeepCopy()
+	want.ManagedFields, want.Status.Used = nil, nil
+	for _, o := range []*corev1.ResourceQuota{a, b} {
+		if _, err := transform(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !equality.Semantic.DeepEqual(a, want) {
+		t.Fatalf("content changed:\n got %+v\nwant %+v", a, want)
+	}
+	if a.Status.Hard == nil {
+		t.Error("status.hard dropped; the usable check reads it")
+	}
+	for k, v := range a.Labels {
+		var bk string
+		for k2 := range b.Labels {
+			if k2 == k {
+				bk = k2
+			}
+		}
+		if !sameMemory(k, bk) {
+			t.Errorf("label key %q not shared between objects", k)
+		}
+		if k == "kubernetes.io/metadata.name" {
+			if !sameMemory(v, a.Name) {
+				t.Errorf("label value equal to the name does not share the name's memory")
+			}
+		} else if !sameMemory(v, b.Labels[k]) {
+			t.Errorf("label %q: value not shared between objects", k)
+		}
+	}
+	if sameMemory(a.Annotations[appliedAnnotation], b.Annotations[appliedAnnotation]) {
+		t.Error("the applied digest is interned; it is unique to each object and must not be")
+	}
+	if !sameMemory(a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind) {
+		t.Error("owner reference kind not shared")
+	}
+	// Other kinds keep their status; objects that are not API objects pass through.
+	ns := &corev1.Namespace{Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}
+	if out, err := transform(ns); err != nil || out.(*corev1.Namespace).Status.Phase != corev1.NamespaceTerminating {
+		t.Errorf("namespace status changed: %v %v", out, err)
+	}
+	if out, err := transform("not an object"); err != nil || out != "not an object" {
+		t.Errorf("non-object: %v %v", out, err)
+	}
+}
+
+func TestStripBindingSharesManagedLabels(t *testing.T) {
+	managed := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "n", Labels: map[string]string{
+			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: "u"}},
+		RoleRef:  rbacv1.RoleRef{Kind: "ClusterRole", Name: "edit"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "x"}},
+	}
+	out, err := stripBinding(managed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*rbacv1.RoleBinding)
+	if len(got.Labels) != 1 || got.Labels[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
+		t.Fatalf("labels of a managed binding: %v", got.Labels)
+	}
+	boot := managed.DeepCopy()
+	boot.Labels[bootstrappingLabel] = "true"
+	out, _ = stripBinding(boot)
+	if l := out.(*rbacv1.RoleBinding).Labels; l[bootstrappingLabel] != "true" || l[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
+		t.Fatalf("labels of a bootstrapping binding: %v", l)
+	}
+	foreign := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "f", Labels: map[string]string{"a": "b"}}}
+	out, _ = stripBinding(foreign)
+	if l := out.(*rbacv1.ClusterRoleBinding).Labels; l != nil {
+		t.Fatalf("labels of a foreign binding: %v", l)
+	}
+}
