@@ -25,6 +25,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -42,9 +43,12 @@ import (
 // credentials Secret, and the token minted for it when one is due. The token is only ever written by
 // writeCredentials, after the self-test proved the identity; until then it exists only in memory.
 type credentialsPlan struct {
-	sa       *corev1.ServiceAccount
-	name     string
-	state    secretState
+	sa    *corev1.ServiceAccount
+	name  string
+	state secretState
+	// unprobed is set when the Secret was not probed because the claim never had one: it is then
+	// created first, and probed only if the create finds one already there (secretAtCreate).
+	unprobed bool
 	decision credentials.Decision
 	// token is the minted token to hand out; nil when none is due.
 	token *credentials.Token
@@ -82,7 +86,11 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 	// the API server, except once every CredentialsCheckInterval: a Secret deleted behind the
 	// operator's back (which no watch reports, since the operator cannot read Secrets) is re-created
 	// then, or at the next renewal.
-	if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != p.name || due {
+	if neverIssued(claim) {
+		// A claim that never had a token has, unless the operator crashed between creating the Secret
+		// and recording it, no Secret yet: create it first and probe only if the create finds one.
+		p.state, p.unprobed = secretAbsent, true
+	} else if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != p.name || due {
 		r.credentialsCheckedNow(s)
 		var err error
 		var found *credentials.Record
@@ -135,9 +143,18 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	if err != nil {
 		return fmt.Errorf("rendering kubeconfig: %w", err)
 	}
-	if p.state == secretAbsent {
+	replace := p.state != secretAbsent
+	if !replace {
 		err = r.createSecret(ctx, s, p.name, data, tok)
-	} else {
+		if apierrors.IsAlreadyExists(err) && p.unprobed {
+			kept, perr := r.secretAtCreate(ctx, s, p)
+			if perr != nil || kept || s.refusal != nil {
+				return perr
+			}
+			replace = true
+		}
+	}
+	if replace {
 		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: p.name}},
 			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok)), client.FieldOwner(FieldOwner))
 		if isPatchTestFailure(err) {
@@ -170,6 +187,54 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	}
 	s.credentialsReady = true
 	return nil
+}
+
+// neverIssued reports a claim that, by its status, never had a token in a Secret of this name and was
+// not refused for a Secret in the way: its Secret is created without a probe first.
+func neverIssued(claim *tenancyv1alpha1.NamespaceClaim) bool {
+	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+	return claim.Status.TokenExpiresAt == nil && claim.Status.CredentialsSecretName == "" && len(claim.Status.IssuedTokens) == 0 &&
+		(ready == nil || ready.Reason != tenancyv1alpha1.SecretConflictReason)
+}
+
+// secretAtCreate handles a create that found the Secret already there although the claim's status
+// records none. It probes the Secret: one that is not this claim's is refused (SecretConflict) and
+// never changed. This claim's own Secret was written by an operator that stopped before recording it
+// in the status: its token, when still good, is kept and recorded (kept is true), so no second token
+// is handed out; the freshly minted one is dropped, never written. Otherwise (no token in it, or due)
+// the caller replaces its token.
+func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimScope, p *credentialsPlan) (kept bool, err error) {
+	claim := s.claim
+	state, sec, err := r.probe(ctx, claim, p.name)
+	switch {
+	case err != nil:
+		return false, err
+	case state == secretForeign:
+		s.refusal = secretConflict(claim, p.name)
+		return false, nil
+	case state == secretAbsent:
+		return false, fmt.Errorf("secret %s/%s was deleted while it was being created", claim.Namespace, p.name)
+	}
+	p.state = secretOurs
+	value := string(sec.Data[credentials.TokenKey])
+	found := credentials.RecordFromAnnotations(sec.Annotations)
+	if value == "" || found == nil || found.ServiceAccountUID != string(p.sa.UID) ||
+		(!s.tokenOnce && credentials.Schedule(s.now, found, string(p.sa.UID), provision.RenewBefore(s.class)).Issue) ||
+		!found.ExpiresAt.After(s.now) {
+		return false, nil
+	}
+	logf.FromContext(ctx).Info("Kept the token of a Secret written before its claim's status recorded it", "secret", klog.KObj(sec), "expiresAt", found.ExpiresAt)
+	claim.Status.CredentialsSecretName = p.name
+	claim.Status.TokenExpiresAt = credentials.ExpiryTime(found.ExpiresAt)
+	claim.Status.TokenServiceAccountUID = found.ServiceAccountUID
+	if id, err := credentials.CredentialID(value); err == nil && id != "" {
+		claim.Status.IssuedTokens = credentials.RecordIssued(claim.Status.IssuedTokens, id, s.now, found.ExpiresAt)
+	}
+	if !s.tokenOnce {
+		s.renewAt = found.ExpiresAt.Add(-provision.RenewBefore(s.class))
+	}
+	s.credentialsReady = true
+	return true, nil
 }
 
 // secretState is what a probe learned about the credentials Secret.
@@ -255,7 +320,8 @@ func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimSco
 	}
 	err := r.Create(ctx, sec, client.FieldOwner(FieldOwner))
 	if apierrors.IsAlreadyExists(err) {
-		// Made since the probe; the next reconcile probes it again.
+		// Made since the probe (or, unprobed, before this claim's status recorded it): the caller
+		// probes it, or the next reconcile does.
 		return fmt.Errorf("secret %s appeared while it was being created: %w", klog.KObj(sec), err)
 	}
 	return err

@@ -18,13 +18,16 @@ package controller
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 )
 
 // An only-once claim whose ServiceAccount is recreated holds a dead token, and gets no other: it must
@@ -43,4 +46,45 @@ func TestOnlyOnceClaimIsNotReadyAfterItsServiceAccountIsRecreated(t *testing.T) 
 	g.Expect(k8s.Delete(ctx, sa)).To(Succeed())
 	after := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.TokenRevokedReason)
 	g.Expect(after.Status.TokenServiceAccountUID).To(Equal(string(sa.UID)), "no new token was issued")
+}
+
+// The crash window of a first token: the Secret was written but the status that records it was not
+// (here: the status's record is wiped). The next reconcile creates the Secret without a probe, finds
+// it there, and keeps this claim's own token instead of handing out a second one; the token's
+// credential ID is recorded again from the Secret.
+func TestSecretWrittenBeforeItsStatusKeepsItsToken(t *testing.T) {
+	requireEnvtest(t)
+	// Not parallel: it restarts the manager, as a crash does.
+	g := NewWithT(t)
+	class := newClass(t)
+	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
+	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	key := client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}
+	sec := &corev1.Secret{}
+	g.Expect(k8s.Get(ctx, key, sec)).To(Succeed())
+	id, err := credentials.CredentialID(string(sec.Data[credentials.TokenKey]))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// The operator stops, and the status it wrote is lost; a new process starts with no memory of it.
+	stopManager()
+	g.Eventually(func(g Gomega) {
+		c := getClaim(g, claim)
+		c.Status.CredentialsSecretName = ""
+		c.Status.TokenExpiresAt = nil
+		c.Status.TokenServiceAccountUID = ""
+		c.Status.IssuedTokens = nil
+		g.Expect(k8s.Status().Update(ctx, c)).To(Succeed())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	startManager()
+
+	g.Eventually(func(g Gomega) {
+		c := getClaim(g, claim)
+		g.Expect(c.Status.CredentialsSecretName).To(Equal(key.Name))
+		g.Expect(c.Status.IssuedTokens).To(HaveLen(1))
+		g.Expect(c.Status.IssuedTokens[0].CredentialID).To(Equal(id), "the token already in the Secret is recorded, none issued")
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	after := &corev1.Secret{}
+	g.Expect(k8s.Get(ctx, key, after)).To(Succeed())
+	g.Expect(after.Data[credentials.TokenKey]).To(Equal(sec.Data[credentials.TokenKey]), "the Secret keeps its token")
+	g.Expect(meta.IsStatusConditionTrue(getClaim(g, claim).Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeTrue())
 }
