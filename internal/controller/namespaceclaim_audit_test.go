@@ -45,17 +45,23 @@ func TestIssuedTokensAreRecordedByCredentialID(t *testing.T) {
 	g.Expect(got.Status.IssuedTokens).To(HaveLen(1))
 	g.Expect(got.Status.IssuedTokens[0].CredentialID).To(Equal(id), "the ID of the token in the Secret")
 	g.Expect(got.Status.IssuedTokens[0].ExpiresAt.Time).To(BeTemporally("~", got.Status.TokenExpiresAt.Time, time.Second))
-	g.Eventually(func(g Gomega) {
+	// The first token is told of by the Provisioned Event, with no TokenIssued Event of its own.
+	tokenEvents := func(g Gomega) map[string][]string {
 		evs := &corev1.EventList{}
 		g.Expect(k8s.List(ctx, evs, client.InNamespace(claim.Namespace))).To(Succeed())
-		var notes []string
+		notes := map[string][]string{}
 		for _, e := range evs.Items {
-			if e.InvolvedObject.UID == claim.UID && e.Reason == "TokenIssued" {
-				notes = append(notes, e.Message)
+			if e.InvolvedObject.UID == claim.UID && (e.Reason == "TokenIssued" || e.Reason == "Provisioned") {
+				g.Expect(e.Message).NotTo(ContainSubstring(string(sec.Data[credentials.TokenKey])))
+				notes[e.Reason] = append(notes[e.Reason], e.Message)
 			}
 		}
-		g.Expect(notes).To(ConsistOf(ContainSubstring("credential ID " + id)))
-		g.Expect(notes[0]).NotTo(ContainSubstring(string(sec.Data[credentials.TokenKey])))
+		return notes
+	}
+	g.Eventually(func(g Gomega) {
+		notes := tokenEvents(g)
+		g.Expect(notes["Provisioned"]).To(ConsistOf(ContainSubstring("credential ID " + id)))
+		g.Expect(notes["TokenIssued"]).To(BeEmpty())
 	}).WithTimeout(10 * time.Second).Should(Succeed())
 
 	// A token issued again (the Secret deleted and the ServiceAccount recreated force a new one) is
@@ -73,5 +79,7 @@ func TestIssuedTokensAreRecordedByCredentialID(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(c.Status.IssuedTokens[0].CredentialID).To(Equal(newID))
 		g.Expect(newID).NotTo(Equal(id))
+		// A token after the first has its own TokenIssued Event.
+		g.Expect(tokenEvents(g)["TokenIssued"]).To(ContainElement(ContainSubstring("credential ID " + newID)))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 }

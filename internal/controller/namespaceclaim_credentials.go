@@ -176,10 +176,12 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
 	claim.Status.TokenServiceAccountUID = tok.ServiceAccountUID
 	if tok.CredentialID != "" {
+		first := len(claim.Status.IssuedTokens) == 0
 		claim.Status.IssuedTokens = credentials.RecordIssued(claim.Status.IssuedTokens, tok.CredentialID, s.now, tok.ExpiresAt)
-		if r.Recorder != nil {
+		if r.Recorder != nil && !first {
 			// The credential ID joins the token's requests in the audit log to this claim; it cannot
-			// authenticate, the token itself is never in an Event.
+			// authenticate, the token itself is never in an Event. The first token's ID is in the
+			// Provisioned Event instead (provisionedNote).
 			r.Recorder.Eventf(claim, nil, corev1.EventTypeNormal, "TokenIssued", "IssueToken",
 				"Issued a token for ServiceAccount %s/%s in Secret %s: credential ID %s, expires %s (%s)", ns, p.sa.Name, p.name,
 				tok.CredentialID, tok.ExpiresAt.UTC().Format(time.RFC3339), p.decision.Reason)

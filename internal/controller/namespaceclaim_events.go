@@ -17,6 +17,9 @@ limitations under the License.
 package controller
 
 import (
+	"fmt"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,7 +56,21 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 	if e.warning {
 		t = corev1.EventTypeWarning
 	}
+	if e.reason == tenancyv1alpha1.ProvisionedReason {
+		e.note = provisionedNote(e.note, s.claim.Status.IssuedTokens)
+	}
 	r.Recorder.Eventf(s.claim, nil, t, e.reason, e.action, "%s", e.note)
+}
+
+// provisionedNote adds to a Provisioned Event's note the credential ID and expiry of the latest token
+// the claim was issued (issued is newest first), so that the Event that tells of a claim's first
+// Ready also joins its first token's requests in the audit log to the claim; later tokens get their
+// own TokenIssued Event. The ID cannot authenticate; the token itself is never in an Event.
+func provisionedNote(note string, issued []tenancyv1alpha1.IssuedToken) string {
+	if len(issued) == 0 {
+		return note
+	}
+	return fmt.Sprintf("%s: token credential ID %s, expires %s", note, issued[0].CredentialID, issued[0].ExpiresAt.UTC().Format(time.RFC3339))
 }
 
 // className is the class label of a claim's metrics: the class in use, or the one it names.

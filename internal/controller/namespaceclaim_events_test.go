@@ -90,3 +90,26 @@ func TestProvisioningIsObservedOncePerClaim(t *testing.T) {
 	g.Expect(provisionedCount(g)).To(Equal(before + 2))
 
 }
+
+// The Provisioned Event carries the newest token's credential ID and expiry, and nothing when the
+// claim has no token (mode Requester).
+func TestProvisionedNote(t *testing.T) {
+	exp := metav1.NewTime(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	older := metav1.NewTime(exp.Add(-time.Hour))
+	cases := []struct {
+		name   string
+		issued []tenancyv1alpha1.IssuedToken
+		want   string
+	}{
+		{"no token", nil, "Namespace x is ready"},
+		{"one token", []tenancyv1alpha1.IssuedToken{{CredentialID: "JTI=a", ExpiresAt: exp}},
+			"Namespace x is ready: token credential ID JTI=a, expires 2026-11-23T12:00:00Z"},
+		{"the newest of two", []tenancyv1alpha1.IssuedToken{{CredentialID: "JTI=b", ExpiresAt: exp}, {CredentialID: "JTI=a", ExpiresAt: older}},
+			"Namespace x is ready: token credential ID JTI=b, expires 2026-11-23T12:00:00Z"},
+	}
+	for _, tc := range cases {
+		if got := provisionedNote("Namespace x is ready", tc.issued); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

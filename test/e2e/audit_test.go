@@ -93,7 +93,8 @@ func TestTokenRequestsJoinTheClaimInTheAuditLog(t *testing.T) {
 		g.Expect(admin.List(ctx, evs, client.InNamespace(p.ns))).To(Succeed())
 		var notes []string
 		for _, e := range evs.Items {
-			if e.InvolvedObject.UID == claim.UID && e.Reason == "TokenIssued" {
+			// The first token is named by the Provisioned Event, later ones by TokenIssued.
+			if e.InvolvedObject.UID == claim.UID && (e.Reason == "Provisioned" || e.Reason == "TokenIssued") {
 				notes = append(notes, e.Message)
 			}
 		}
