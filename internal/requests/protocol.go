@@ -132,11 +132,13 @@ func validPolicy(v string) bool {
 
 // Claim is the NamespaceClaim that serves request cm: named like it, next to it, asking for the
 // namespace of the same name and for the credentials in the Secret of the same name. The caller makes
-// cm its controller.
+// cm its controller. It carries the claim finalizer from its creation, so the claim's reconciler has
+// no finalizer to add.
 func (p Protocol) Claim(cm *corev1.ConfigMap, policy string) *tenancyv1alpha1.NamespaceClaim {
 	return &tenancyv1alpha1.NamespaceClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: cm.Name, Namespace: cm.Namespace,
+			Finalizers:  []string{tenancyv1alpha1.ClaimFinalizer},
 			Labels:      map[string]string{tenancyv1alpha1.RequestLabel: tenancyv1alpha1.RequestConfigMap},
 			Annotations: map[string]string{tenancyv1alpha1.TokenPolicyAnnotation: policy},
 		},

@@ -85,7 +85,8 @@ func TestTokenPolicyAndClaim(t *testing.T) {
 	if c.Name != "nsp-a" || c.Namespace != DefaultNamespace || c.Spec.NamespaceName != "nsp-a" ||
 		c.Spec.CredentialsSecretName != "nsp-a" || c.Spec.ClassName != "nsplease" ||
 		c.Labels[tenancyv1alpha1.RequestLabel] != tenancyv1alpha1.RequestConfigMap ||
-		c.Annotations[tenancyv1alpha1.TokenPolicyAnnotation] != tenancyv1alpha1.TokenPolicyOnlyOnce {
+		c.Annotations[tenancyv1alpha1.TokenPolicyAnnotation] != tenancyv1alpha1.TokenPolicyOnlyOnce ||
+		len(c.Finalizers) != 1 || c.Finalizers[0] != tenancyv1alpha1.ClaimFinalizer {
 		t.Errorf("claim for request: %+v", c)
 	}
 }
