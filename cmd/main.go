@@ -245,8 +245,17 @@ func run(o options) error {
 	if err := mgr.Add(bindings); err != nil {
 		return fmt.Errorf("adding the binding index: %w", err)
 	}
+	// Each namespace's `default` ServiceAccount, metadata only: Ready waits for it by a watch.
+	defaultSAs, err := controller.NewDefaultServiceAccounts(cfg, scheme)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(defaultSAs); err != nil {
+		return fmt.Errorf("adding the default ServiceAccount cache: %w", err)
+	}
 	if err := (&controller.NamespaceClaimReconciler{
 		Bindings:                 bindings,
+		DefaultServiceAccounts:   defaultSAs,
 		Client:                   mgr.GetClient(),
 		APIReader:                mgr.GetAPIReader(),
 		Recorder:                 mgr.GetEventRecorder("nsclaim"),

@@ -90,6 +90,9 @@ type NamespaceClaimReconciler struct {
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test.
 	Bindings *BindingIndex
+	// DefaultServiceAccounts reports and watches each namespace's `default` ServiceAccount; nil reads
+	// it from the API server and polls while it is missing.
+	DefaultServiceAccounts *DefaultServiceAccounts
 	// restConfig is the manager's connection to the API server; the self-test's rules reviews use its
 	// address and CA with the tenant's token instead of the operator's credentials.
 	restConfig *rest.Config
@@ -298,7 +301,11 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.restConfig = mgr.GetConfig()
 	managed := builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.DefaultServiceAccounts != nil {
+		b = b.WatchesRawSource(r.DefaultServiceAccounts.source(r.namespaceNameToClaim))
+	}
+	return b.
 		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToClaims)).
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).

@@ -39,7 +39,8 @@ const defaultServiceAccount = "default"
 // The LimitRange needs nothing: its admission reads its spec. A claim Ready for its generation in a
 // reconcile that changed nothing asks nothing (the namespace was usable and nothing was replaced).
 // The quota is read from the cache, whose watch brings its status; the ServiceAccount, which the
-// label-selected cache does not hold, with one metadata-only GET, and only once the quota is in force.
+// label-selected cache does not hold, from DefaultServiceAccounts (without it, with one metadata-only
+// GET and a poll while it is missing), and only once the quota is in force.
 func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claimScope) error {
 	if s.repaired == 0 && readyFor(s.claim) {
 		return nil
@@ -58,17 +59,24 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 			return nil
 		}
 	}
-	sa := &metav1.PartialObjectMetadata{}
-	sa.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccount"))
 	key := client.ObjectKey{Namespace: s.desired.Namespace.Name, Name: defaultServiceAccount}
-	ok, err := found(r.APIReader.Get(ctx, key, sa))
+	var ok bool
+	var err error
+	if r.DefaultServiceAccounts != nil {
+		// Its watch enqueues the claim when the ServiceAccount appears.
+		ok, err = r.DefaultServiceAccounts.Exists(ctx, key.Namespace)
+	} else {
+		sa := &metav1.PartialObjectMetadata{}
+		sa.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccount"))
+		ok, err = found(r.APIReader.Get(ctx, key, sa))
+		// No watch reports its creation: poll.
+		s.unusablePoll = !ok
+	}
 	if err != nil {
 		return fmt.Errorf("reading ServiceAccount %s: %w", key, err)
 	}
 	if !ok {
-		// The label-selected cache does not hold it, so no watch reports its creation: poll.
 		s.unusable = fmt.Sprintf("Waiting for kube-controller-manager to create ServiceAccount %s in namespace %s", defaultServiceAccount, key.Namespace)
-		s.unusablePoll = true
 	}
 	return nil
 }

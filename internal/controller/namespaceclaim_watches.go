@@ -20,6 +20,7 @@ import (
 	"context"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -64,6 +65,16 @@ func (r *NamespaceClaimReconciler) namespaceToClaims(ctx context.Context, obj cl
 		reqs = append(reqs, requestFor(c.Namespace, c.Name))
 	}
 	return reqs
+}
+
+// namespaceNameToClaim maps the name of a namespace nsclaim made to its claim, through the ownership
+// marks of the cached namespace.
+func (r *NamespaceClaimReconciler) namespaceNameToClaim(ctx context.Context, name string) []reconcile.Request {
+	ns := &corev1.Namespace{}
+	if err := r.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		return nil
+	}
+	return markedToClaim(ctx, ns)
 }
 
 // classToClaims maps a class to the claims that use it or name no class (the default may have moved).

@@ -308,8 +308,16 @@ func startManager() {
 	if err := mgr.Add(bindings); err != nil {
 		panic(err)
 	}
+	defaultSAs, err := NewDefaultServiceAccounts(cfg, scheme)
+	if err != nil {
+		panic(err)
+	}
+	if err := mgr.Add(defaultSAs); err != nil {
+		panic(err)
+	}
 	r := &NamespaceClaimReconciler{
 		Bindings:                 bindings,
+		DefaultServiceAccounts:   defaultSAs,
 		Client:                   mgr.GetClient(),
 		APIReader:                mgr.GetAPIReader(),
 		Recorder:                 mgr.GetEventRecorder("nsclaim"),
