@@ -236,22 +236,9 @@ func run(o options) error {
 	if o.requireFence {
 		fenceGate = fenceObs
 	}
-	// Every RoleBinding and ClusterRoleBinding, stripped to roleRef and subjects, indexed by subject:
-	// the self-test finds grants made ahead of time for a tenant outside its namespace.
-	bindings, err := controller.NewBindingIndex(cfg, scheme)
+	bindings, defaultSAs, err := addSideCaches(mgr, cfg)
 	if err != nil {
 		return err
-	}
-	if err := mgr.Add(bindings); err != nil {
-		return fmt.Errorf("adding the binding index: %w", err)
-	}
-	// Each namespace's `default` ServiceAccount, metadata only: Ready waits for it by a watch.
-	defaultSAs, err := controller.NewDefaultServiceAccounts(cfg, scheme)
-	if err != nil {
-		return err
-	}
-	if err := mgr.Add(defaultSAs); err != nil {
-		return fmt.Errorf("adding the default ServiceAccount cache: %w", err)
 	}
 	if err := (&controller.NamespaceClaimReconciler{
 		Bindings:                 bindings,
@@ -434,4 +421,26 @@ func pprofHandlers() map[string]http.Handler {
 		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
 		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
+}
+
+// addSideCaches adds to the manager the caches the claim reconciler keeps beside the manager's own:
+// every RoleBinding and ClusterRoleBinding, stripped to roleRef and subjects and indexed by subject
+// (the self-test finds grants made ahead of time for a tenant outside its namespace), and each
+// namespace's `default` ServiceAccount, metadata only (Ready waits for it by a watch).
+func addSideCaches(mgr ctrl.Manager, cfg *rest.Config) (*controller.BindingIndex, *controller.DefaultServiceAccounts, error) {
+	bindings, err := controller.NewBindingIndex(cfg, scheme)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := mgr.Add(bindings); err != nil {
+		return nil, nil, fmt.Errorf("adding the binding index: %w", err)
+	}
+	defaultSAs, err := controller.NewDefaultServiceAccounts(cfg, scheme)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := mgr.Add(defaultSAs); err != nil {
+		return nil, nil, fmt.Errorf("adding the default ServiceAccount cache: %w", err)
+	}
+	return bindings, defaultSAs, nil
 }
