@@ -40,6 +40,23 @@ install() {
   "$KUBECTL" --kubeconfig "$STATE/kubeconfig" apply --server-side -f - <<<"$fence" >/dev/null
   # A fence directory without the label guard (an older fence, applied to compare) waits for the fence only.
   if [[ $fence == *label-guard* ]]; then wait_fence "fence=yes guard=yes"; else wait_fence "fence=yes guard=no"; fi
+  if [[ $fence == *add-finalizer* ]]; then wait_claims_admitted; fi
+}
+
+# wait_claims_admitted waits until the API server admits a NamespaceClaim with the finalizer policy
+# applied (a server-side dry run). A MutatingAdmissionPolicy answers 503 for a CRD's kind until the
+# API server's type converter has read the CRD's OpenAPI schema (it polls every 5 s).
+wait_claims_admitted() {
+  local out
+  for _ in $(seq 1 60); do
+    if out=$(printf 'apiVersion: tenancy.nsclaim.dev/v1alpha1\nkind: NamespaceClaim\nmetadata:\n  name: admission-probe\n  namespace: default\n' |
+      "$KUBECTL" --kubeconfig "$STATE/kubeconfig" create --dry-run=server -o jsonpath='{.metadata.finalizers}' -f - 2>&1) &&
+      [[ $out == *tenancy.nsclaim.dev/namespace* ]]; then
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "NamespaceClaims are not admitted with the claim finalizer: $out" >&2; return 1
 }
 
 # fence_probes prints "fence=<yes|no> guard=<yes|no>": whether admission denies the operator's
