@@ -175,6 +175,11 @@ func subsetAt(path string, old, current any) error {
 	}
 	for k, v := range om {
 		c, found := cm[k]
+		if !found && isEmpty(v) {
+			// An empty string, list or map the old version stored; the Go types send it absent
+			// (omitempty), which the API treats the same (the creator rule compares them so).
+			continue
+		}
 		if !found {
 			return fmt.Errorf("%s.%s: was %v, is gone", path, k, v)
 		}
@@ -183,6 +188,19 @@ func subsetAt(path string, old, current any) error {
 		}
 	}
 	return nil
+}
+
+// isEmpty reports whether v is "", an empty list or an empty map.
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
 }
 
 func sameDuration(a, b any) bool {
@@ -206,6 +224,9 @@ func TestSubset(t *testing.T) {
 		{"a field added", map[string]any{"a": "x"}, map[string]any{"a": "x", "d": "default"}, true},
 		{"a nested field added", map[string]any{"b": map[string]any{}}, map[string]any{"b": map[string]any{"mode": "Token"}}, true},
 		{"a field lost", map[string]any{"a": "x", "b": "y"}, map[string]any{"a": "x"}, false},
+		{"empty fields dropped by omitempty", map[string]any{"c": map[string]any{"u": "a", "uid": "", "groups": []any{}, "extra": map[string]any{}}}, map[string]any{"c": map[string]any{"u": "a"}}, true},
+		{"a non-empty list lost", map[string]any{"c": map[string]any{"groups": []any{"dev"}}}, map[string]any{"c": map[string]any{}}, false},
+		{"a zero number lost", map[string]any{"n": int64(0)}, map[string]any{}, false},
 		{"a value changed", map[string]any{"b": map[string]any{"c": int64(1)}}, map[string]any{"b": map[string]any{"c": int64(2)}}, false},
 		{"a list changed", map[string]any{"l": []any{"a", "b"}}, map[string]any{"l": []any{"a"}}, false},
 		{"a map became a value", map[string]any{"b": map[string]any{"c": "d"}}, map[string]any{"b": "d"}, false},
