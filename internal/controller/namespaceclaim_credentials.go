@@ -90,6 +90,8 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 		// A claim that never had a token has, unless the operator crashed between creating the Secret
 		// and recording it, no Secret yet: create it first and probe only if the create finds one.
 		p.state, p.unprobed = secretAbsent, true
+		// Creating the Secret is its check: the next periodic one is an interval away.
+		r.credentialsCheckedNow(s)
 	} else if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != p.name || due {
 		r.credentialsCheckedNow(s)
 		var err error
