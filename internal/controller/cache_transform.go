@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
@@ -28,10 +29,11 @@ import (
 // compactForCache is the transform of the manager's informer caches. Nothing reads managedFields, so
 // they are dropped. A ResourceQuota's status.used (it changes with every Pod) is dropped too: only
 // status.hard is read (the usable check). Every cached child of a claim repeats the same label and
-// annotation keys and the claim's name, namespace and UID as values; protobuf decoding gives each
-// object its own copies, so keys and those values are interned (one copy shared by every object; a
-// value equal to the object's name shares the name). The digest of appliedAnnotation, unique to each
-// object, is not interned. Values are equal before and after, so no read sees a difference.
+// annotation keys, the claim's name, namespace and UID as values, its namespace's name and its owner
+// references; protobuf decoding gives each object its own copies, so those are interned (one copy
+// shared by every object; a value equal to the object's name shares the name). The digest of
+// appliedAnnotation, unique to each object, is not interned. Values are equal before and after, so no
+// read sees a difference.
 func compactForCache() toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
@@ -44,11 +46,16 @@ func compactForCache() toolscache.TransformFunc {
 		}
 		if o, ok := obj.(metav1.Object); ok {
 			name := o.GetName()
+			if ns := o.GetNamespace(); ns != "" {
+				o.SetNamespace(intern(ns))
+			}
 			internValues(o.GetLabels(), name)
 			internValues(o.GetAnnotations(), name)
 			refs := o.GetOwnerReferences()
 			for i := range refs {
-				refs[i].APIVersion, refs[i].Kind = intern(refs[i].APIVersion), intern(refs[i].Kind)
+				ref := &refs[i]
+				ref.APIVersion, ref.Kind = intern(ref.APIVersion), intern(ref.Kind)
+				ref.Name, ref.UID = intern(ref.Name), types.UID(intern(string(ref.UID)))
 			}
 		}
 		return obj, nil

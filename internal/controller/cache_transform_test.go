@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -37,14 +38,14 @@ func quotaForCache(name string) *corev1.ResourceQuota {
 	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("20")}
 	return &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: fresh(name), Namespace: "t",
+			Name: fresh(name), Namespace: fresh("t"),
 			Labels: map[string]string{
 				fresh(tenancyv1alpha1.ManagedByLabel): fresh(tenancyv1alpha1.ManagedByValue),
 				fresh(tenancyv1alpha1.ClaimUIDLabel):  fresh("4e92241a-b8f7-4a20-b12c-81fd1dc892b0"),
 				fresh("kubernetes.io/metadata.name"):  fresh(name),
 			},
 			Annotations:     map[string]string{fresh(appliedAnnotation): fresh("cabcc599063ad8a03bd67bad"), fresh("other"): fresh("x")},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: fresh("v1"), Kind: fresh("Namespace"), Name: "t", UID: "u"}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: fresh("v1"), Kind: fresh("Namespace"), Name: fresh("t"), UID: types.UID(fresh("u"))}},
 			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "nsclaim"}},
 		},
 		Spec:   corev1.ResourceQuotaSpec{Hard: hard},
@@ -91,8 +92,11 @@ func TestCompactForCache(t *testing.T) {
 	if sameMemory(a.Annotations[appliedAnnotation], b.Annotations[appliedAnnotation]) {
 		t.Error("the applied digest is interned; it is unique to each object and must not be")
 	}
-	if !sameMemory(a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind) {
-		t.Error("owner reference kind not shared")
+	if !sameMemory(a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind) || !sameMemory(string(a.OwnerReferences[0].UID), string(b.OwnerReferences[0].UID)) {
+		t.Error("owner reference kind or UID not shared")
+	}
+	if !sameMemory(a.Namespace, b.Namespace) {
+		t.Error("namespace not shared")
 	}
 	// Other kinds keep their status; objects that are not API objects pass through.
 	ns := &corev1.Namespace{Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}
