@@ -107,12 +107,9 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 		s.refusal = secretConflict(claim, p.name)
 		return nil, nil
 	}
-	p.decision = credentials.Schedule(s.now, rec, string(sa.UID), provision.RenewBefore(s.class))
+	p.decision = s.scheduleToken(rec, string(sa.UID))
 	if !p.decision.Issue {
-		s.renewAt = p.decision.RenewAt
-		claim.Status.CredentialsSecretName = p.name
-		claim.Status.TokenExpiresAt = credentials.ExpiryTime(rec.ExpiresAt)
-		claim.Status.TokenServiceAccountUID = rec.ServiceAccountUID
+		keepToken(s, p.name, rec, p.decision)
 		return p, nil
 	}
 	ttl := provision.TokenTTL(s.class)
@@ -127,6 +124,27 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 	}
 	p.token = &tok
 	return p, nil
+}
+
+// scheduleToken decides about the token rec describes (nil if none) for the ServiceAccount with UID
+// saUID by the claim's token policy: a token issued only once is never renewed and is kept until it
+// expires (credentials.ScheduleOnlyOnce); any other is renewed the class's renewBefore ahead of expiry
+// (credentials.Schedule).
+func (s *claimScope) scheduleToken(rec *credentials.Record, saUID string) credentials.Decision {
+	if s.tokenOnce {
+		return credentials.ScheduleOnlyOnce(s.now, rec, saUID)
+	}
+	return credentials.Schedule(s.now, rec, saUID, provision.RenewBefore(s.class))
+}
+
+// keepToken records in the claim's status the token rec describes, in the Secret name, as kept by the
+// decision d (scheduleToken), and sets the scope's renewAt to d.RenewAt (zero for a token issued only
+// once, which is never renewed).
+func keepToken(s *claimScope, name string, rec *credentials.Record, d credentials.Decision) {
+	s.renewAt = d.RenewAt
+	s.claim.Status.CredentialsSecretName = name
+	s.claim.Status.TokenExpiresAt = credentials.ExpiryTime(rec.ExpiresAt)
+	s.claim.Status.TokenServiceAccountUID = rec.ServiceAccountUID
 }
 
 // writeCredentials writes the token planCredentials minted to the claim's Secret (creating it, or
@@ -204,9 +222,9 @@ func neverIssued(claim *tenancyv1alpha1.NamespaceClaim) bool {
 // secretAtCreate handles a create that found the Secret already there although the claim's status
 // records none. It probes the Secret: one that is not this claim's is refused (SecretConflict) and
 // never changed. This claim's own Secret was written by an operator that stopped before recording it
-// in the status: its token, when still good, is kept and recorded (kept is true), so no second token
-// is handed out; the freshly minted one is dropped, never written. Otherwise (no token in it, or due)
-// the caller replaces its token.
+// in the status: its token, when still good by scheduleToken (the same decision planCredentials takes),
+// is kept and recorded (kept is true), so no second token is handed out; the freshly minted one is
+// dropped, never written. Otherwise (no token in it, or due) the caller replaces its token.
 func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimScope, p *credentialsPlan) (kept bool, err error) {
 	claim := s.claim
 	state, sec, err := r.probe(ctx, claim, p.name)
@@ -222,20 +240,14 @@ func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimS
 	p.state = secretOurs
 	value := string(sec.Data[credentials.TokenKey])
 	found := credentials.RecordFromAnnotations(sec.Annotations)
-	if value == "" || found == nil || found.ServiceAccountUID != string(p.sa.UID) ||
-		(!s.tokenOnce && credentials.Schedule(s.now, found, string(p.sa.UID), provision.RenewBefore(s.class)).Issue) ||
-		!found.ExpiresAt.After(s.now) {
+	d := s.scheduleToken(found, string(p.sa.UID))
+	if value == "" || d.Issue {
 		return false, nil
 	}
 	logf.FromContext(ctx).Info("Kept the token of a Secret written before its claim's status recorded it", "secret", klog.KObj(sec), "expiresAt", found.ExpiresAt)
-	claim.Status.CredentialsSecretName = p.name
-	claim.Status.TokenExpiresAt = credentials.ExpiryTime(found.ExpiresAt)
-	claim.Status.TokenServiceAccountUID = found.ServiceAccountUID
+	keepToken(s, p.name, found, d)
 	if id, err := credentials.CredentialID(value); err == nil && id != "" {
 		claim.Status.IssuedTokens = credentials.RecordIssued(claim.Status.IssuedTokens, id, s.now, found.ExpiresAt)
-	}
-	if !s.tokenOnce {
-		s.renewAt = found.ExpiresAt.Add(-provision.RenewBefore(s.class))
 	}
 	s.credentialsReady = true
 	return true, nil

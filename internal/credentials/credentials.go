@@ -117,6 +117,15 @@ func Schedule(now time.Time, rec *Record, saUID string, renewBefore time.Duratio
 	return Decision{RenewAt: rec.ExpiresAt.Add(-renewBefore)}
 }
 
+// ScheduleOnlyOnce is Schedule for a token issued only once, which is never renewed: it is kept, with
+// no RenewAt, until it expires. A token is issued when there is none, when it was issued for another
+// ServiceAccount, or when it has expired; an expired token is never kept.
+func ScheduleOnlyOnce(now time.Time, rec *Record, saUID string) Decision {
+	d := Schedule(now, rec, saUID, 0)
+	d.RenewAt = time.Time{}
+	return d
+}
+
 // MinTokenTTL is the shortest lifetime the TokenRequest API issues.
 const MinTokenTTL = 10 * time.Minute
 

@@ -50,6 +50,30 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
+func TestScheduleOnlyOnce(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		rec   *Record
+		issue bool
+	}{
+		{"no token", nil, true},
+		{"ServiceAccount recreated", &Record{ExpiresAt: now.Add(time.Hour), ServiceAccountUID: "old"}, true},
+		{"expired", &Record{ExpiresAt: now.Add(-time.Minute), ServiceAccountUID: "sa"}, true},
+		{"expires now", &Record{ExpiresAt: now, ServiceAccountUID: "sa"}, true},
+		{"within what would be the renewal window: kept", &Record{ExpiresAt: now.Add(time.Minute), ServiceAccountUID: "sa"}, false},
+		{"valid", &Record{ExpiresAt: now.Add(time.Hour), ServiceAccountUID: "sa"}, false},
+	} {
+		d := ScheduleOnlyOnce(now, tc.rec, "sa")
+		if d.Issue != tc.issue || !d.RenewAt.IsZero() {
+			t.Errorf("%s: got %+v, want issue %v and no renewal time", tc.name, d, tc.issue)
+		}
+		if d.Issue && d.Reason == "" {
+			t.Errorf("%s: no reason", tc.name)
+		}
+	}
+}
+
 func TestOnceTTL(t *testing.T) {
 	now := time.Now()
 	if got := OnceTTL(now, now.Add(24*time.Hour)); got != 24*time.Hour {
