@@ -45,6 +45,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 	"github.com/nsclaim/nsclaim-operator/internal/requests"
@@ -147,6 +148,7 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	setMemoryLimit()
 
 	if err := validate(&o); err != nil {
 		setupLog.Error(err, "Invalid settings; not starting")
@@ -156,6 +158,20 @@ func main() {
 		setupLog.Error(err, "Manager stopped")
 		os.Exit(1)
 	}
+}
+
+// setMemoryLimit sets the Go runtime's soft memory limit to 90% of the container's memory limit
+// (NSCLAIM_MEMORY_LIMIT) unless GOMEMLIMIT is set, and logs the limit in effect.
+func setMemoryLimit() {
+	d, limit := memlimit.Apply(os.Getenv)
+	if d.Ignored != "" {
+		setupLog.Info("Ignoring the container memory limit", "reason", d.Ignored)
+	}
+	if limit == memlimit.NoLimit {
+		setupLog.Info("Go soft memory limit", "limit", "none", "source", d.Source)
+		return
+	}
+	setupLog.Info("Go soft memory limit", "bytes", limit, "source", d.Source)
 }
 
 // validate refuses settings the manager must not start with: a malformed environment variable (the
