@@ -252,7 +252,7 @@ func run(o options) error {
 	if o.requireFence {
 		fenceGate = fenceObs
 	}
-	bindings, defaultSAs, err := addSideCaches(mgr, cfg)
+	bindings, defaultSAs, err := controller.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
@@ -437,26 +437,4 @@ func pprofHandlers() map[string]http.Handler {
 		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
 		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
-}
-
-// addSideCaches adds to the manager the caches the claim reconciler keeps beside the manager's own:
-// every RoleBinding and ClusterRoleBinding, stripped to roleRef and subjects and indexed by subject
-// (the self-test finds grants made ahead of time for a tenant outside its namespace), and each
-// namespace's `default` ServiceAccount, metadata only (Ready waits for it by a watch).
-func addSideCaches(mgr ctrl.Manager, cfg *rest.Config) (*controller.BindingIndex, *controller.DefaultServiceAccounts, error) {
-	bindings, err := controller.NewBindingIndex(cfg, scheme)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := mgr.Add(bindings); err != nil {
-		return nil, nil, fmt.Errorf("adding the binding index: %w", err)
-	}
-	defaultSAs, err := controller.NewDefaultServiceAccounts(cfg, scheme)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := mgr.Add(defaultSAs); err != nil {
-		return nil, nil, fmt.Errorf("adding the default ServiceAccount cache: %w", err)
-	}
-	return bindings, defaultSAs, nil
 }

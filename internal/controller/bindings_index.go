@@ -41,33 +41,27 @@ const subjectIndex = "nsclaim.subject"
 // nsclaim did not make name a given user, ServiceAccount or group. A SubjectAccessReview sample cannot
 // see a RoleBinding in some third namespace made ahead of time for a future tenant; this can.
 type BindingIndex struct {
-	cache cache.Cache
+	sideCache
 	// reported remembers the grants to every identity already reported (an Event on the binding).
 	reported sync.Map
 }
 
 // NewBindingIndex creates the index's own cache (the manager's caches keep only nsclaim's bindings).
-// Add it to the manager (it is a Runnable) so it starts with the others.
+// Add it to the manager (it is a Runnable; AddSideCaches does) so it starts with the others.
 func NewBindingIndex(cfg *rest.Config, scheme *runtime.Scheme) (*BindingIndex, error) {
-	c, err := cache.New(cfg, cache.Options{
-		Scheme:           scheme,
-		ByObject:         map[client.Object]cache.ByObject{&rbacv1.RoleBinding{}: {}, &rbacv1.ClusterRoleBinding{}: {}},
-		DefaultTransform: stripBinding,
-	})
+	c, err := newSideCache(cfg, scheme, "the binding cache",
+		map[client.Object]cache.ByObject{&rbacv1.RoleBinding{}: {}, &rbacv1.ClusterRoleBinding{}: {}}, stripBinding)
 	if err != nil {
-		return nil, fmt.Errorf("creating the binding cache: %w", err)
+		return nil, err
 	}
 	ctx := context.Background()
 	for _, o := range []client.Object{&rbacv1.RoleBinding{}, &rbacv1.ClusterRoleBinding{}} {
-		if err := c.IndexField(ctx, o, subjectIndex, func(o client.Object) []string { return subjectKeys(bindingSubjects(o)) }); err != nil {
+		if err := c.cache.IndexField(ctx, o, subjectIndex, func(o client.Object) []string { return subjectKeys(bindingSubjects(o)) }); err != nil {
 			return nil, fmt.Errorf("indexing bindings by subject: %w", err)
 		}
 	}
-	return &BindingIndex{cache: c}, nil
+	return &BindingIndex{sideCache: c}, nil
 }
-
-// Start runs the cache until ctx ends.
-func (b *BindingIndex) Start(ctx context.Context) error { return b.cache.Start(ctx) }
 
 // managedLabels is the label set of a stripped binding nsclaim made; shared, never written.
 var managedLabels = map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}

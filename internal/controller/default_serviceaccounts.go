@@ -18,7 +18,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,27 +36,20 @@ import (
 // one (reconcileUsable), and the watch reports its creation, so the claim waits for an event instead
 // of reading it from the API server. The manager's own cache holds only nsclaim's ServiceAccounts.
 type DefaultServiceAccounts struct {
-	cache cache.Cache
+	sideCache
 }
 
 // NewDefaultServiceAccounts creates the cache (field selector metadata.name=default). Add it to the
-// manager (it is a Runnable) so it starts with the others.
+// manager (it is a Runnable; AddSideCaches does) so it starts with the others.
 func NewDefaultServiceAccounts(cfg *rest.Config, scheme *runtime.Scheme) (*DefaultServiceAccounts, error) {
-	c, err := cache.New(cfg, cache.Options{
-		Scheme: scheme,
-		ByObject: map[client.Object]cache.ByObject{
-			newServiceAccountMetadata(): {Field: fields.OneTermEqualSelector("metadata.name", defaultServiceAccount)},
-		},
-		DefaultTransform: stripToIdentity,
-	})
+	c, err := newSideCache(cfg, scheme, "the default ServiceAccount cache", map[client.Object]cache.ByObject{
+		newServiceAccountMetadata(): {Field: fields.OneTermEqualSelector("metadata.name", defaultServiceAccount)},
+	}, stripToIdentity)
 	if err != nil {
-		return nil, fmt.Errorf("creating the default ServiceAccount cache: %w", err)
+		return nil, err
 	}
-	return &DefaultServiceAccounts{cache: c}, nil
+	return &DefaultServiceAccounts{sideCache: c}, nil
 }
-
-// Start runs the cache until ctx ends.
-func (d *DefaultServiceAccounts) Start(ctx context.Context) error { return d.cache.Start(ctx) }
 
 // Exists reports whether namespace ns has its `default` ServiceAccount, as the cache last saw it.
 func (d *DefaultServiceAccounts) Exists(ctx context.Context, ns string) (bool, error) {

@@ -301,18 +301,8 @@ func startManager() {
 	if err != nil {
 		panic(err)
 	}
-	bindings, err := NewBindingIndex(cfg, scheme)
+	bindings, defaultSAs, err := AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
-		panic(err)
-	}
-	if err := mgr.Add(bindings); err != nil {
-		panic(err)
-	}
-	defaultSAs, err := NewDefaultServiceAccounts(cfg, scheme)
-	if err != nil {
-		panic(err)
-	}
-	if err := mgr.Add(defaultSAs); err != nil {
 		panic(err)
 	}
 	r := &NamespaceClaimReconciler{
