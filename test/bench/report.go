@@ -49,6 +49,17 @@ func (r burstRow) requestsPerClaim() float64 {
 	return perClaim(r.load.requests.total(whoOperator)+r.load.requests.total(whoTenant), r.n)
 }
 
+// leasePerClaim is the part of requestsPerClaim that is the leader election's lease (its renewals).
+func (r burstRow) leasePerClaim() float64 {
+	return perClaim(r.load.requests.count(whoOperator, isLease), r.n)
+}
+
+// isLease reports a request to a Lease ("verb leases"): only the leader election's are the operator's.
+func isLease(what string) bool {
+	_, res, _ := strings.Cut(what, " ")
+	return res == "leases"
+}
+
 // selfTestPerClaim is the authorization reviews per claim, the operator's and the tenant's.
 func (r burstRow) selfTestPerClaim() float64 {
 	return perClaim(r.load.requests.count(whoOperator, isSelfTest)+r.load.requests.count(whoTenant, isSelfTest), r.n)
@@ -169,7 +180,7 @@ func (r report) figures() figures {
 	if len(r.bursts) > 0 {
 		last := r.bursts[len(r.bursts)-1]
 		f.burst, f.rate = last.n, last.throughput()
-		f.selfTestPerClaim, f.requestsPerClaim = last.selfTestPerClaim(), last.requestsPerClaim()
+		f.selfTestPerClaim, f.requestsPerClaim, f.leasePerClaim = last.selfTestPerClaim(), last.requestsPerClaim(), last.leasePerClaim()
 		if last.ceilingA != nil {
 			f.ceilingARate, f.ceilingARequestsPerClaim = last.ceilingA.throughput(), last.ceilingA.requestsPerClaim()
 		}

@@ -49,6 +49,16 @@ func TestEvaluate(t *testing.T) {
 				"**not met** at 2000 claims (the target is at 10000)", "**not met** at 2000 claims (the target is at 10000)"},
 		},
 		{
+			name: "lease renewals are counted apart: met on the claims' own requests",
+			f:    figures{burst: 500, requestsPerClaim: 16.04, leasePerClaim: 0.04, ceilingARequestsPerClaim: 12},
+			want: []string{"not measured", "met", "met", "not measured", "not measured", "not measured"},
+		},
+		{
+			name: "lease renewals do not hide an excess of the claims' own",
+			f:    figures{burst: 500, requestsPerClaim: 16.05, leasePerClaim: 0.04, ceilingARequestsPerClaim: 12},
+			want: []string{"not measured", "met", "**not met**", "not measured", "not measured", "not measured"},
+		},
+		{
 			name: "RSS and restart met at a smaller size say so",
 			f:    figures{rssClaims: 2000, rssKiB: 203 * 1024, restartClaims: 2000},
 			want: []string{"not measured", "not measured", "not measured", "not measured",
