@@ -30,8 +30,8 @@ import (
 
 // sideCache is an informer cache of its own beside the manager's, for objects the manager's cache does
 // not hold: it caches only the kinds in its ByObject, each stripped by its transform before it is
-// stored. It is a Runnable without GetCache or NeedLeaderElection, so the manager runs it, like a
-// controller, in the leader-election group.
+// stored. It is a Runnable without GetCache, and it needs no leader election: every replica runs it
+// from start-up, as it does the manager's caches, so a follower that takes over has it warm.
 type sideCache struct {
 	cache cache.Cache
 }
@@ -48,6 +48,9 @@ func newSideCache(cfg *rest.Config, scheme *runtime.Scheme, what string, byObjec
 
 // Start runs the cache until ctx ends.
 func (s sideCache) Start(ctx context.Context) error { return s.cache.Start(ctx) }
+
+// NeedLeaderElection is false: followers keep the cache too (it only reads).
+func (s sideCache) NeedLeaderElection() bool { return false }
 
 // AddSideCaches creates the caches the claim reconciler keeps beside the manager's own and adds them
 // to mgr: every RoleBinding and ClusterRoleBinding, stripped to roleRef and subjects and indexed by

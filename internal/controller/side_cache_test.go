@@ -23,16 +23,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// TestSideCachesRunAsControllersDo pins the manager's runnable group of the side caches: a GetCache
-// method would move them among the manager's caches, and a NeedLeaderElection method could take them
-// out of the leader-election group; either changes when they start.
-func TestSideCachesRunAsControllersDo(t *testing.T) {
+// TestSideCachesRunOnEveryReplica pins the manager's runnable group of the side caches: not among the
+// manager's caches (a GetCache method), and not in the leader-election group, which starts only on the
+// leader, so a follower would take over with them cold.
+func TestSideCachesRunOnEveryReplica(t *testing.T) {
 	for name, r := range map[string]manager.Runnable{"BindingIndex": &BindingIndex{}, "DefaultServiceAccounts": &DefaultServiceAccounts{}} {
 		if _, ok := r.(interface{ GetCache() cache.Cache }); ok {
 			t.Errorf("%s has GetCache", name)
 		}
-		if _, ok := r.(manager.LeaderElectionRunnable); ok {
-			t.Errorf("%s has NeedLeaderElection", name)
+		if le, ok := r.(manager.LeaderElectionRunnable); !ok || le.NeedLeaderElection() {
+			t.Errorf("%s runs only on the leader", name)
 		}
 	}
 }
