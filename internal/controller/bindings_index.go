@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -66,7 +67,13 @@ func NewBindingIndex(cfg *rest.Config, scheme *runtime.Scheme) (*BindingIndex, e
 // managedLabels is the label set of a stripped binding nsclaim made; shared, never written.
 var managedLabels = map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
 
-// stripBinding keeps only what the lookup needs.
+// stripBinding keeps only what the lookups need. Most bindings of a cluster with many claims are
+// nsclaim's own in each claim's namespace (the tenant's and the release's), binding ServiceAccounts of
+// that namespace, and the namespace watchers (ClusterRoleBinding NamespaceWatcherPrefix+ns binding
+// ServiceAccounts of ns). No lookup returns them: grants skips the tenant's own namespace and its
+// watcher, TenantBindings and UserGrants skip what nsclaim made, and SharedGrants wants only the
+// groups every identity is in, which they do not name. So they are kept without roleRef and subjects,
+// and are not in the subject index at all (see ownNamespaceBinding).
 func stripBinding(obj any) (any, error) {
 	keep := func(m *metav1.ObjectMeta) metav1.ObjectMeta {
 		out := metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion, UID: m.UID}
@@ -88,11 +95,36 @@ func stripBinding(obj any) (any, error) {
 	}
 	switch b := obj.(type) {
 	case *rbacv1.RoleBinding:
-		return &rbacv1.RoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta), RoleRef: b.RoleRef, Subjects: b.Subjects}, nil
+		out := &rbacv1.RoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta)}
+		if !ownNamespaceBinding(out.Labels, b.Namespace, b.Subjects) {
+			out.RoleRef, out.Subjects = b.RoleRef, b.Subjects
+		}
+		return out, nil
 	case *rbacv1.ClusterRoleBinding:
-		return &rbacv1.ClusterRoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta), RoleRef: b.RoleRef, Subjects: b.Subjects}, nil
+		out := &rbacv1.ClusterRoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta)}
+		ns, watcher := strings.CutPrefix(b.Name, tenancyv1alpha1.NamespaceWatcherPrefix)
+		if !watcher || !ownNamespaceBinding(out.Labels, ns, b.Subjects) {
+			out.RoleRef, out.Subjects = b.RoleRef, b.Subjects
+		}
+		return out, nil
 	}
 	return obj, nil
+}
+
+// ownNamespaceBinding reports whether a binding with these (stripped) labels and subjects is one no
+// lookup of the index returns: nsclaim made it (its managed-by label, not a bootstrap binding) and it
+// names ServiceAccounts of namespace ns only (a RoleBinding's own namespace; for a namespace watcher,
+// the namespace it watches), at least one.
+func ownNamespaceBinding(labels map[string]string, ns string, subjects []rbacv1.Subject) bool {
+	if ns == "" || len(subjects) == 0 || len(labels) != 1 || labels[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
+		return false
+	}
+	for _, s := range subjects {
+		if s.Kind != rbacv1.ServiceAccountKind || s.Namespace != ns {
+			return false
+		}
+	}
+	return true
 }
 
 func bindingSubjects(o client.Object) []rbacv1.Subject {

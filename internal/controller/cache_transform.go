@@ -17,8 +17,6 @@ limitations under the License.
 package controller
 
 import (
-	"unique"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,9 +29,15 @@ import (
 // status.hard is read (the usable check). Every cached child of a claim repeats the same label and
 // annotation keys, the claim's name, namespace and UID as values, its namespace's name and its owner
 // references; protobuf decoding gives each object its own copies, so those are interned (one copy
-// shared by every object; a value equal to the object's name shares the name). The digest of
-// appliedAnnotation, unique to each object, is not interned. Values are equal before and after, so no
-// read sees a difference.
+// shared by every object; a value equal to the object's name shares the name). The children of one
+// claim carry the same labels, so equal label maps are shared whole, except a map that holds the
+// object's own name (a namespace's kubernetes.io/metadata.name), which no other object has. The digest
+// of appliedAnnotation, unique to each object, is not interned. Values are equal before and after, so
+// no read sees a difference.
+//
+// The transform never writes a map it did not make: a label map may already be shared (client-go may
+// hand the transform an object it has transformed before), and the caches read shared maps
+// concurrently. It builds new maps and sets them instead.
 func compactForCache() toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
@@ -49,8 +53,15 @@ func compactForCache() toolscache.TransformFunc {
 			if ns := o.GetNamespace(); ns != "" {
 				o.SetNamespace(intern(ns))
 			}
-			internValues(o.GetLabels(), name)
-			internValues(o.GetAnnotations(), name)
+			if l := internValues(o.GetLabels(), name); l != nil {
+				if !holdsValue(l, name) {
+					l = shareLabels(l)
+				}
+				o.SetLabels(l)
+			}
+			if a := internValues(o.GetAnnotations(), name); a != nil {
+				o.SetAnnotations(a)
+			}
 			refs := o.GetOwnerReferences()
 			for i := range refs {
 				ref := &refs[i]
@@ -62,11 +73,12 @@ func compactForCache() toolscache.TransformFunc {
 	}
 }
 
-// internValues replaces, in place, m's keys and values by shared copies of equal content: a value equal
-// to name by name itself, appliedAnnotation's digest not at all.
-func internValues(m map[string]string, name string) {
+// internValues returns a new map equal to m whose keys and values are shared copies of equal content:
+// a value equal to name is name itself, appliedAnnotation's digest is not interned. It returns nil for
+// an empty m. m is not written.
+func internValues(m map[string]string, name string) map[string]string {
 	if len(m) == 0 {
-		return
+		return nil
 	}
 	interned := make(map[string]string, len(m))
 	for k, v := range m {
@@ -78,10 +90,5 @@ func internValues(m map[string]string, name string) {
 		}
 		interned[intern(k)] = v
 	}
-	clear(m)
-	for k, v := range interned {
-		m[k] = v
-	}
+	return interned
 }
-
-func intern(s string) string { return unique.Make(s).Value() }

@@ -135,3 +135,84 @@ func TestStripBindingSharesManagedLabels(t *testing.T) {
 		t.Fatalf("labels of a foreign binding: %v", l)
 	}
 }
+
+func TestOwnNamespaceBinding(t *testing.T) {
+	managed := map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
+	sa := func(ns, name string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+	}
+	cases := []struct {
+		name     string
+		labels   map[string]string
+		ns       string
+		subjects []rbacv1.Subject
+		want     bool
+	}{
+		{"nsclaim's tenant binding", managed, "t1", []rbacv1.Subject{sa("t1", "tenant")}, true},
+		{"several ServiceAccounts of the namespace", managed, "t1", []rbacv1.Subject{sa("t1", "tenant"), sa("t1", "release")}, true},
+		{"not made by nsclaim", map[string]string{"a": "b"}, "t1", []rbacv1.Subject{sa("t1", "tenant")}, false},
+		{"no labels", nil, "t1", []rbacv1.Subject{sa("t1", "tenant")}, false},
+		{"a bootstrap binding that says managed", map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, bootstrappingLabel: "true"}, "t1", []rbacv1.Subject{sa("t1", "tenant")}, false},
+		{"a ServiceAccount of another namespace", managed, "t1", []rbacv1.Subject{sa("t1", "tenant"), sa("t2", "tenant")}, false},
+		{"a user (requester mode)", managed, "t1", []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "system:serviceaccount:t1:tenant"}}, false},
+		{"the namespace's group", managed, "t1", []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: "system:serviceaccounts:t1"}}, false},
+		{"every ServiceAccount", managed, "t1", []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: "system:serviceaccounts"}}, false},
+		{"no subjects", managed, "t1", nil, false},
+		{"cluster-scoped, no namespace", managed, "", []rbacv1.Subject{sa("", "tenant")}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ownNamespaceBinding(c.labels, c.ns, c.subjects); got != c.want {
+				t.Fatalf("ownNamespaceBinding = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestStripBindingLeavesOwnNamespaceBindingsOutOfTheIndex: nsclaim's bindings of a namespace's own
+// ServiceAccounts, and its namespace watchers, lose roleRef and subjects (so no index key); every
+// binding a lookup can return keeps them.
+func TestStripBindingLeavesOwnNamespaceBindingsOutOfTheIndex(t *testing.T) {
+	managed := func() map[string]string {
+		return map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: "u"}
+	}
+	tenant := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "t1", Name: "tenant"}}
+	edit := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"}
+	keys := func(o any) []string {
+		switch b := o.(type) {
+		case *rbacv1.RoleBinding:
+			return subjectKeys(b.Subjects)
+		case *rbacv1.ClusterRoleBinding:
+			return subjectKeys(b.Subjects)
+		}
+		return nil
+	}
+	cases := []struct {
+		name    string
+		in      any
+		indexed bool
+	}{
+		{"nsclaim's tenant RoleBinding in its namespace", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-tenant", Namespace: "t1", Labels: managed()}, RoleRef: edit, Subjects: tenant}, false},
+		{"nsclaim's namespace watcher", &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenancyv1alpha1.NamespaceWatcherPrefix + "t1", Labels: managed()}, RoleRef: edit, Subjects: tenant}, false},
+		{"a watcher name for another namespace", &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenancyv1alpha1.NamespaceWatcherPrefix + "t2", Labels: managed()}, RoleRef: edit, Subjects: tenant}, true},
+		{"a managed ClusterRoleBinding of another name", &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-other", Labels: managed()}, RoleRef: edit, Subjects: tenant}, true},
+		{"a RoleBinding in another namespace for the tenant", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "ahead", Namespace: "team-b", Labels: managed()}, RoleRef: edit, Subjects: tenant}, true},
+		{"an unlabelled RoleBinding in the namespace", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "own", Namespace: "t1"}, RoleRef: edit, Subjects: tenant}, true},
+		{"a managed RoleBinding of the namespace's group", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "t1", Labels: managed()}, RoleRef: edit,
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: "system:serviceaccounts:t1"}}}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := stripBinding(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(keys(out)) > 0; got != c.indexed {
+				t.Fatalf("indexed = %v, want %v (keys %v)", got, c.indexed, keys(out))
+			}
+			if c.indexed && len(keys(out)) != len(keys(c.in)) {
+				t.Fatalf("index keys %v, want %v", keys(out), keys(c.in))
+			}
+		})
+	}
+}
