@@ -76,7 +76,7 @@ var managedLabels = map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1a
 // and are not in the subject index at all (see ownNamespaceBinding).
 func stripBinding(obj any) (any, error) {
 	keep := func(m *metav1.ObjectMeta) metav1.ObjectMeta {
-		out := metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion, UID: m.UID}
+		out := metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), ResourceVersion: m.ResourceVersion, UID: m.UID}
 		if _, boot := m.Labels[bootstrappingLabel]; !boot && m.Labels[tenancyv1alpha1.ManagedByLabel] == tenancyv1alpha1.ManagedByValue {
 			// Most bindings nsclaim made keep just this label: one map serves them all (the cache
 			// hands out copies, never this map).

@@ -70,11 +70,11 @@ func newServiceAccountMetadata() *metav1.PartialObjectMetadata {
 }
 
 // stripToIdentity keeps of an object's metadata only what tells it apart: the cache answers "is it
-// there", nothing more.
+// there", nothing more. The name (always `default`) and the namespace are shared copies.
 func stripToIdentity(obj any) (any, error) {
 	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
 		return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
-			Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion}}, nil
+			Name: intern(m.Name), Namespace: intern(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion}}, nil
 	}
 	return obj, nil
 }
