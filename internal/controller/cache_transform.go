@@ -32,8 +32,10 @@ import (
 // shared by every object; a value equal to the object's name shares the name). The children of one
 // claim carry the same labels, so equal label maps are shared whole, except a map that holds the
 // object's own name (a namespace's kubernetes.io/metadata.name), which no other object has. The digest
-// of appliedAnnotation, unique to each object, is not interned. Values are equal before and after, so
-// no read sees a difference.
+// of appliedAnnotation, unique to each object, is not interned. The specs every claim of a class
+// repeats (quota, limit range, network policy, release Role rules) are shared whole, and the strings of
+// role references, subjects and rules are interned (compactSpec). Values are equal before and after,
+// so no read sees a difference.
 //
 // The transform never writes a map it did not make: a label map may already be shared (client-go may
 // hand the transform an object it has transformed before), and the caches read shared maps
@@ -48,6 +50,7 @@ func compactForCache() toolscache.TransformFunc {
 		if rq, ok := obj.(*corev1.ResourceQuota); ok {
 			rq.Status.Used = nil
 		}
+		compactSpec(obj)
 		if o, ok := obj.(metav1.Object); ok {
 			name := o.GetName()
 			if ns := o.GetNamespace(); ns != "" {

@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"testing"
+	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func limitRange(ns, cpu string) *corev1.LimitRange {
+	return &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "limits", Namespace: ns}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type: corev1.LimitTypeContainer, Default: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+	}}}}
+}
+
+func sliceData[T any](s []T) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
+
+// TestCompactSpecSharesClassWideSpecs: children of two claims of one class share one copy of what the
+// class repeats; a different spec is not shared; content is unchanged; transforming twice is the same.
+func TestCompactSpecSharesClassWideSpecs(t *testing.T) {
+	transform := compactForCache()
+	run := func(objs ...runtime.Object) {
+		t.Helper()
+		for _, o := range objs {
+			if _, err := transform(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a, b, other := limitRange("t1", "500m"), limitRange("t2", "500m"), limitRange("t3", "1")
+	want := []*corev1.LimitRange{a.DeepCopy(), b.DeepCopy(), other.DeepCopy()}
+	run(a, b, other)
+	for i, got := range []*corev1.LimitRange{a, b, other} {
+		if !equality.Semantic.DeepEqual(got, want[i]) {
+			t.Fatalf("limit range %d changed:\n got %+v\nwant %+v", i, got, want[i])
+		}
+	}
+	if sliceData(a.Spec.Limits) != sliceData(b.Spec.Limits) {
+		t.Error("two equal limit ranges do not share their spec")
+	}
+	if sliceData(a.Spec.Limits) == sliceData(other.Spec.Limits) {
+		t.Error("a different limit range shares the spec of another")
+	}
+	shared := sliceData(a.Spec.Limits)
+	run(a)
+	if sliceData(a.Spec.Limits) != shared {
+		t.Error("transforming again changed the shared spec")
+	}
+
+	np := func(ns string) *networkingv1.NetworkPolicy {
+		return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns}, Spec: networkingv1.NetworkPolicySpec{
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}}}}
+	}
+	n1, n2 := np("t1"), np("t2")
+	run(n1, n2)
+	if sliceData(n1.Spec.Ingress) != sliceData(n2.Spec.Ingress) {
+		t.Error("two equal network policies do not share their spec")
+	}
+
+	quota := func(ns string) *corev1.ResourceQuota {
+		hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("20")}
+		return &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: ns}, Spec: corev1.ResourceQuotaSpec{Hard: hard},
+			Status: corev1.ResourceQuotaStatus{Hard: hard.DeepCopy()}}
+	}
+	q1, q2 := quota("t1"), quota("t2")
+	run(q1, q2)
+	if mapIdentityOf(q1.Spec.Hard) != mapIdentityOf(q2.Spec.Hard) || mapIdentityOf(q1.Status.Hard) != mapIdentityOf(q2.Status.Hard) {
+		t.Error("two equal quotas do not share spec.hard and status.hard")
+	}
+	if q1.Status.Hard.Pods().String() != "20" {
+		t.Errorf("status.hard changed: %v", q1.Status.Hard)
+	}
+}
+
+func mapIdentityOf(m corev1.ResourceList) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&m)) }
+
+// TestCompactRules: rules that name no object are shared; a namespace watcher's, which name its
+// namespace, are not put in the table (no other object has them), only their strings are interned.
+func TestCompactRules(t *testing.T) {
+	release := func() []rbacv1.PolicyRule {
+		return []rbacv1.PolicyRule{{APIGroups: []string{fresh("")}, Resources: []string{fresh("secrets")}, Verbs: []string{fresh("get"), fresh("list")}}}
+	}
+	r1, r2 := compactRules("Role.rules", release()), compactRules("Role.rules", release())
+	if sliceData(r1) != sliceData(r2) || !equality.Semantic.DeepEqual(r1, release()) {
+		t.Errorf("equal rules not shared, or changed: %v", r1)
+	}
+	watcher := func(ns string) []rbacv1.PolicyRule {
+		return []rbacv1.PolicyRule{{APIGroups: []string{fresh("")}, Resources: []string{fresh("namespaces")}, ResourceNames: []string{fresh(ns)}, Verbs: []string{fresh("get")}}}
+	}
+	before := sharedSpecs.len()
+	w1, w2 := compactRules("ClusterRole.rules", watcher("t1")), compactRules("ClusterRole.rules", watcher("t2"))
+	if sharedSpecs.len() != before {
+		t.Error("rules naming an object were put in the shared table")
+	}
+	if !equality.Semantic.DeepEqual(w1, watcher("t1")) || !equality.Semantic.DeepEqual(w2, watcher("t2")) {
+		t.Errorf("watcher rules changed: %v %v", w1, w2)
+	}
+	if !sameMemory(w1[0].Resources[0], w2[0].Resources[0]) || !sameMemory(w1[0].Verbs[0], w2[0].Verbs[0]) {
+		t.Error("watcher rules' strings not interned")
+	}
+}
