@@ -94,7 +94,9 @@ func TestCompactSpecSharesClassWideSpecs(t *testing.T) {
 	}
 }
 
-func mapIdentityOf(m corev1.ResourceList) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&m)) }
+func mapIdentityOf(m corev1.ResourceList) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
+}
 
 // TestCompactRules: rules that name no object are shared; a namespace watcher's, which name its
 // namespace, are not put in the table (no other object has them), only their strings are interned.
