@@ -286,7 +286,11 @@ func CacheOptions(requestsNamespace string) cache.Options {
 	}
 	// Nothing reads managedFields: dropping them from cached objects roughly halves the cache; see
 	// compactForCache for the rest.
-	return cache.Options{ByObject: byObject, DefaultTransform: compactForCache()}
+	// No List reads these kinds in one namespace (RoleBindings are: pruneChildren; claims and
+	// ConfigMaps too), so their informers keep no namespace index: see withoutNamespaceIndex.
+	unlisted := withoutNamespaceIndex(&corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
+		&rbacv1.Role{}, &networkingv1.NetworkPolicy{})
+	return cache.Options{ByObject: byObject, DefaultTransform: compactForCache(), NewInformer: unlisted}
 }
 
 // isManaged reports whether obj carries nsclaim's managed-by label.

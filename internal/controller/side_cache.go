@@ -39,7 +39,8 @@ type sideCache struct {
 // newSideCache creates a sideCache of the kinds in byObject, stripped by strip; what names it in the
 // error.
 func newSideCache(cfg *rest.Config, scheme *runtime.Scheme, what string, byObject map[client.Object]cache.ByObject, strip toolscache.TransformFunc) (sideCache, error) {
-	c, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: byObject, DefaultTransform: strip})
+	// A side cache is read by Get and by field index only: no namespace index (withoutNamespaceIndex).
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, ByObject: byObject, DefaultTransform: strip, NewInformer: withoutNamespaceIndex()})
 	if err != nil {
 		return sideCache{}, fmt.Errorf("creating %s: %w", what, err)
 	}
