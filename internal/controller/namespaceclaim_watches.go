@@ -82,7 +82,8 @@ func (r *NamespaceClaimReconciler) classToClaims(ctx context.Context, obj client
 	var reqs []reconcile.Request
 	for _, key := range []string{obj.GetName(), ""} {
 		claims := &tenancyv1alpha1.NamespaceClaimList{}
-		if err := r.List(ctx, claims, client.MatchingFields{classIndex: key}); err != nil {
+		// Only the names are read: no deep copy of every claim of the class.
+		if err := r.List(ctx, claims, client.MatchingFields{classIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
 			continue
 		}
 		for _, c := range claims.Items {

@@ -95,7 +95,8 @@ func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
 	defer cancel()
 	var claims tenancyv1alpha1.NamespaceClaimList
-	if err := c.reader.List(ctx, &claims); err != nil {
+	// Read-only: the cached claims themselves, not a deep copy of every claim on every scrape.
+	if err := c.reader.List(ctx, &claims, client.UnsafeDisableDeepCopy); err != nil {
 		logf.Log.WithName("monitoring").Error(err, "Listing NamespaceClaims for metrics")
 		return
 	}
