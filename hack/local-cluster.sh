@@ -22,6 +22,9 @@
 #   CONTROLLER_MANAGER_PORT  20257
 #   SERVICE_CIDR             10.96.0.0/16 (IPv4 only)
 #   LOCAL_CLUSTER_TIMEOUT    120 (seconds to wait for readiness in `up`)
+#   Every fixed port of the project's suites is below 32768: a port in Linux's ephemeral range
+#   (32768-60999) can be held by the local end of any outgoing connection on the machine (another
+#   cluster's kube-apiserver -> etcd, say), and a listener there then fails "address already in use".
 #   ETCD_EXTRA_ARGS, APISERVER_EXTRA_ARGS, CONTROLLER_MANAGER_EXTRA_ARGS
 #                            extra flags appended to each command line (split on whitespace)
 #

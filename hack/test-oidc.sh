@@ -8,18 +8,18 @@
 # The API server fetches the issuer's discovery document and keys at start-up, so the issuer starts
 # first. Uses its own state directory and ports, and stops everything it started, pass or fail.
 #
-# Environment (defaults): OIDC_CLUSTER_DIR (<repo>/tmp/oidc-cluster), OIDC_APISERVER_PORT (33443),
+# Environment (defaults): OIDC_CLUSTER_DIR (<repo>/tmp/oidc-cluster), OIDC_APISERVER_PORT (17443),
 #   OIDC_ETCD_CLIENT_PORT (29379), OIDC_ETCD_PEER_PORT (29380), OIDC_CONTROLLER_MANAGER_PORT (27257),
-#   OIDC_OPERATOR_PROBE_PORT (21081), OIDC_OPERATOR_METRICS_PORT (21443), OIDC_ISSUER_PORT (33450),
+#   OIDC_OPERATOR_PROBE_PORT (21081), OIDC_OPERATOR_METRICS_PORT (21443), OIDC_ISSUER_PORT (17450),
 #   OIDC_RUN (passed to `go test -run`), MANAGER_BIN (<repo>/bin/manager), KUBE_BIN_DIR, OPERATOR_ARGS.
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export LOCAL_CLUSTER_DIR=${OIDC_CLUSTER_DIR:-$REPO_ROOT/tmp/oidc-cluster}
-export APISERVER_PORT=${OIDC_APISERVER_PORT:-33443} ETCD_CLIENT_PORT=${OIDC_ETCD_CLIENT_PORT:-29379}
+export APISERVER_PORT=${OIDC_APISERVER_PORT:-17443} ETCD_CLIENT_PORT=${OIDC_ETCD_CLIENT_PORT:-29379}
 export ETCD_PEER_PORT=${OIDC_ETCD_PEER_PORT:-29380} CONTROLLER_MANAGER_PORT=${OIDC_CONTROLLER_MANAGER_PORT:-27257}
 export OPERATOR_PROBE_PORT=${OIDC_OPERATOR_PROBE_PORT:-21081} OPERATOR_METRICS_PORT=${OIDC_OPERATOR_METRICS_PORT:-21443}
 export KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
-ISSUER_ADDR=127.0.0.1:${OIDC_ISSUER_PORT:-33450}
+ISSUER_ADDR=127.0.0.1:${OIDC_ISSUER_PORT:-17450}
 AUDIENCE=nsclaim-test
 # The issuer's files live next to the cluster's state: `reset` below clears both.
 ISSUER_DIR="$LOCAL_CLUSTER_DIR/oidc"

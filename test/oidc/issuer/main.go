@@ -45,7 +45,7 @@ import (
 )
 
 func main() {
-	listen := flag.String("listen", "127.0.0.1:33450", "address to serve on (loopback)")
+	listen := flag.String("listen", "127.0.0.1:17450", "address to serve on (loopback)")
 	dir := flag.String("dir", "", "directory for ca.crt and request-token (required)")
 	lifetime := flag.Duration("token-lifetime", 10*time.Minute, "lifetime of the tokens issued")
 	flag.Parse()
