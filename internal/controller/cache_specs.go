@@ -44,10 +44,13 @@ func shareSpec[T any](kind string, v T) T {
 	return v
 }
 
-// compactSpec shares or interns the parts of obj's spec that nsclaim's children repeat.
+// compactSpec shares or interns the parts of obj's spec that nsclaim's children repeat, and drops a
+// quota's status.used.
 func compactSpec(obj any) {
 	switch o := obj.(type) {
 	case *corev1.ResourceQuota:
+		// status.used changes with every Pod and nothing reads it (the usable check reads status.hard).
+		o.Status.Used = nil
 		o.Spec = shareSpec("ResourceQuota.spec", o.Spec)
 		if o.Status.Hard != nil {
 			o.Status.Hard = shareSpec("ResourceQuota.status.hard", o.Status.Hard)

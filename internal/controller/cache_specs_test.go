@@ -86,16 +86,12 @@ func TestCompactSpecSharesClassWideSpecs(t *testing.T) {
 	}
 	q1, q2 := quota("t1"), quota("t2")
 	run(q1, q2)
-	if mapIdentityOf(q1.Spec.Hard) != mapIdentityOf(q2.Spec.Hard) || mapIdentityOf(q1.Status.Hard) != mapIdentityOf(q2.Status.Hard) {
+	if mapIdentity(q1.Spec.Hard) != mapIdentity(q2.Spec.Hard) || mapIdentity(q1.Status.Hard) != mapIdentity(q2.Status.Hard) {
 		t.Error("two equal quotas do not share spec.hard and status.hard")
 	}
 	if q1.Status.Hard.Pods().String() != "20" {
 		t.Errorf("status.hard changed: %v", q1.Status.Hard)
 	}
-}
-
-func mapIdentityOf(m corev1.ResourceList) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
 }
 
 // TestCompactRules: rules that name no object are shared; a namespace watcher's, which name its

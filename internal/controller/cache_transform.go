@@ -17,7 +17,6 @@ limitations under the License.
 package controller
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -46,9 +45,6 @@ func compactForCache() toolscache.TransformFunc {
 		obj, err := strip(in)
 		if err != nil {
 			return obj, err
-		}
-		if rq, ok := obj.(*corev1.ResourceQuota); ok {
-			rq.Status.Used = nil
 		}
 		compactSpec(obj)
 		if o, ok := obj.(metav1.Object); ok {
