@@ -144,3 +144,45 @@ func TestCompactForCacheSharesLabelMaps(t *testing.T) {
 		t.Error("the name label does not share the name's memory")
 	}
 }
+
+// TestCompactAnnotations: a child's annotation map (its applied digest, the same for that child of every
+// claim of a class) is shared whole; a map that names a claim (a namespace's, or a child's made before
+// children lost the claim-name annotation) or holds the object's name is not put in the table, and its
+// digest, unique then, is not interned.
+func TestCompactAnnotations(t *testing.T) {
+	child := func() map[string]string {
+		return map[string]string{fresh(appliedAnnotation): fresh("5f0c1e8a9b7d6c4e3a2b1c0d")}
+	}
+	named := func(claim string) map[string]string {
+		m := child()
+		m[fresh(tenancyv1alpha1.ClaimNameAnnotation)] = fresh(claim)
+		return m
+	}
+	a, b := compactAnnotations(child(), "nsclaim-quota"), compactAnnotations(child(), "nsclaim-limits")
+	if !maps.Equal(a, child()) || mapIdentity(a) != mapIdentity(b) {
+		t.Errorf("equal child annotations: %v %v, shared %v", a, b, mapIdentity(a) == mapIdentity(b))
+	}
+	before := sharedLabels.len()
+	for _, tt := range []struct {
+		name string
+		in   func() map[string]string
+	}{
+		{"a namespace's (the claim's name)", func() map[string]string { return named("pr-1") }},
+		{"a child made before children lost the claim's name", func() map[string]string { return named("pr-2") }},
+		{"holding the object's name", func() map[string]string {
+			return map[string]string{fresh("owner"): fresh("nsclaim-quota"), fresh(appliedAnnotation): fresh("00ff")}
+		}},
+	} {
+		in := tt.in()
+		x, y := compactAnnotations(in, "nsclaim-quota"), compactAnnotations(tt.in(), "nsclaim-quota")
+		if !maps.Equal(x, tt.in()) || !maps.Equal(in, tt.in()) {
+			t.Errorf("%s: content changed: %v (input now %v), want %v", tt.name, x, in, tt.in())
+		}
+		if mapIdentity(x) == mapIdentity(y) || sameMemory(x[appliedAnnotation], y[appliedAnnotation]) {
+			t.Errorf("%s: shared or digest interned", tt.name)
+		}
+	}
+	if sharedLabels.len() != before {
+		t.Errorf("maps that are no other object's were put in the table: %d -> %d", before, sharedLabels.len())
+	}
+}

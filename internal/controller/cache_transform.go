@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
 // compactForCache is the transform of the manager's informer caches. Nothing reads managedFields, so
@@ -30,8 +32,9 @@ import (
 // references; protobuf decoding gives each object its own copies, so those are interned (one copy
 // shared by every object; a value equal to the object's name shares the name). The children of one
 // claim carry the same labels, so equal label maps are shared whole, except a map that holds the
-// object's own name (a namespace's kubernetes.io/metadata.name), which no other object has. The digest
-// of appliedAnnotation, unique to each object, is not interned. The specs every claim of a class
+// object's own name (a namespace's kubernetes.io/metadata.name), which no other object has. The same
+// child of every claim of a class carries the same annotations (its appliedAnnotation digest), so
+// those maps are shared whole too (compactAnnotations). The specs every claim of a class
 // repeats (quota, limit range, network policy, release Role rules) are shared whole, and the strings of
 // role references, subjects and rules are interned (compactSpec). Values are equal before and after,
 // so no read sees a difference.
@@ -52,14 +55,14 @@ func compactForCache() toolscache.TransformFunc {
 			if ns := o.GetNamespace(); ns != "" {
 				o.SetNamespace(intern(ns))
 			}
-			if l := internValues(o.GetLabels(), name); l != nil {
+			if l := internValues(o.GetLabels(), name, false); l != nil {
 				if !holdsValue(l, name) {
 					l = shareLabels(l)
 				}
 				o.SetLabels(l)
 			}
-			if a := internValues(o.GetAnnotations(), name); a != nil {
-				o.SetAnnotations(a)
+			if a := o.GetAnnotations(); len(a) > 0 {
+				o.SetAnnotations(compactAnnotations(a, name))
 			}
 			refs := o.GetOwnerReferences()
 			for i := range refs {
@@ -72,10 +75,22 @@ func compactForCache() toolscache.TransformFunc {
 	}
 }
 
+// compactAnnotations returns a map equal to the annotations a of the object called name. A child's
+// annotations (its appliedAnnotation digest, the same for that child of every claim of a class) are
+// shared whole, like labels. A map that names a claim (a namespace's, or a child's made before children
+// lost the claim-name annotation) or holds the object's name is no other object's: it is not shared,
+// and its digest, then unique too, is not interned. a is not written.
+func compactAnnotations(a map[string]string, name string) map[string]string {
+	if _, named := a[tenancyv1alpha1.ClaimNameAnnotation]; named || holdsValue(a, name) {
+		return internValues(a, name, false)
+	}
+	return shareLabels(internValues(a, name, true))
+}
+
 // internValues returns a new map equal to m whose keys and values are shared copies of equal content:
-// a value equal to name is name itself, appliedAnnotation's digest is not interned. It returns nil for
-// an empty m. m is not written.
-func internValues(m map[string]string, name string) map[string]string {
+// a value equal to name is name itself, appliedAnnotation's digest is interned only with digests set.
+// It returns nil for an empty m. m is not written.
+func internValues(m map[string]string, name string, digests bool) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
@@ -84,7 +99,7 @@ func internValues(m map[string]string, name string) map[string]string {
 		switch {
 		case v == name:
 			v = name
-		case k != appliedAnnotation:
+		case digests || k != appliedAnnotation:
 			v = intern(v)
 		}
 		interned[intern(k)] = v

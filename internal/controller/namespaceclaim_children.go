@@ -54,11 +54,17 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 			objs = append(objs, o)
 		}
 	}
+	// The digests of the children leave out what differs from claim to claim (see identity).
+	var nsUID string
+	if s.namespace != nil {
+		nsUID = string(s.namespace.UID)
+	}
+	id := identity(d.Namespace.Name, nsUID, s.owner.UID, s.owner.Namespace)
 	roleFields := provision.ClusterRoleFields(s.class)
 	for _, want := range objs {
 		// Once something was repaired, whether a child the cache misses really changes no longer
 		// matters: it is applied without asking the API server first.
-		changed, err := r.applyChild(ctx, want, s.repaired == 0)
+		changed, err := r.applyChild(ctx, want, id, s.repaired == 0)
 		if apierrors.IsForbidden(err) {
 			if f, ok := boundRoleField(want, d.RoleBindings, roleFields); ok {
 				// RBAC refuses a binding to a role the operator may not bind: nothing was bound.
@@ -138,7 +144,7 @@ func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimSc
 		}
 		if ok, err := found(r.Get(ctx, client.ObjectKey{Namespace: ns, Name: opt.name}, opt.have)); err != nil {
 			return err
-		} else if ok && provision.OwnedBy(opt.have, s.owner) {
+		} else if ok && provision.MarkedFor(opt.have, s.owner) {
 			stale = append(stale, opt.have)
 		}
 	}

@@ -308,14 +308,14 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.
 		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToClaims)).
-		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
-		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
-		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
-		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
-		Watches(&corev1.LimitRange{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
-		Watches(&networkingv1.NetworkPolicy{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
-		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
-		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(markedToClaim), managed).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
+		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
+		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
+		Watches(&corev1.LimitRange{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
+		Watches(&networkingv1.NetworkPolicy{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
+		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
 		Watches(&tenancyv1alpha1.NamespaceClass{}, handler.EnqueueRequestsFromMapFunc(r.classToClaims)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("namespaceclaim").

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -166,6 +168,58 @@ func TestRestoresDriftedAndDeletedChildren(t *testing.T) {
 		g.Expect(sec.Data).To(HaveKey(credentials.TokenKey))
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: ns}, nsObj)).To(Succeed())
 		g.Expect(nsObj.Labels).To(HaveKey("pod-security.kubernetes.io/enforce"))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+}
+
+// TestChildEventsReachTheirClaimThroughItsNamespace: a claim's children do not name it (only its
+// namespace does), yet a change to one child alone reaches the claim: a namespaced child through its
+// namespace, a namespace watcher (cluster-scoped) through the namespace its name holds. A child that
+// an earlier version applied, with the claim-name annotation and a digest that took the claim's
+// identity in, is applied again and loses that annotation.
+func TestChildEventsReachTheirClaimThroughItsNamespace(t *testing.T) {
+	requireEnvtest(t)
+	t.Parallel()
+	g := NewWithT(t)
+	class := newClass(t, fullClass())
+	req := newRequesterNamespace(t, nil)
+	claim := newClaim(t, req, withClass(class.Name))
+	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	ns := got.Status.Namespace
+
+	quota := &corev1.ResourceQuota{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.ResourceQuotaName}, quota)).To(Succeed())
+	g.Expect(quota.Annotations).To(HaveKey(appliedAnnotation))
+	g.Expect(quota.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
+	quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1000")
+	g.Expect(k8s.Update(ctx, quota)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+		g.Expect(quota.Spec.Hard.Pods().String()).To(Equal("10"))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	watcher := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: tenancyv1alpha1.NamespaceWatcherPrefix + ns}}
+	g.Expect(k8s.Delete(ctx, watcher)).To(Succeed())
+	g.Eventually(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(watcher), watcher) }).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Expect(watcher.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
+
+	// The limit range as an earlier version applied it: nsclaim's field owner, the claim's name and
+	// another digest.
+	lr := &corev1.LimitRange{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.LimitRangeName}, lr)).To(Succeed())
+	digest := lr.Annotations[appliedAnnotation]
+	old, err := runtime.DefaultUnstructuredConverter.ToUnstructured(lr)
+	g.Expect(err).NotTo(HaveOccurred())
+	delete(old, "status")
+	old["metadata"] = map[string]any{"name": lr.Name, "namespace": ns, "labels": lr.Labels,
+		"annotations": map[string]any{tenancyv1alpha1.ClaimNameAnnotation: claim.Name, appliedAnnotation: "000000000000000000000000"}}
+	old["apiVersion"], old["kind"] = "v1", "LimitRange"
+	g.Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: old}),
+		client.FieldOwner(FieldOwner), client.ForceOwnership)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(lr), lr)).To(Succeed())
+		g.Expect(lr.Annotations).To(HaveKeyWithValue(appliedAnnotation, digest))
+		g.Expect(lr.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 }

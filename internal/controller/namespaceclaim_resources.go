@@ -25,6 +25,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -49,13 +51,13 @@ import (
 // sent when the object already carries everything the apply would set (see childAction). A binding whose roleRef differs is deleted and
 // created again, since the API server refuses to change a roleRef. It reports whether it wrote
 // anything.
-func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object, readOnMiss bool) (bool, error) {
+func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object, id *strings.Replacer, readOnMiss bool) (bool, error) {
 	key := client.ObjectKeyFromObject(want)
 	gvk, err := apiutil.GVKForObject(want, r.Scheme())
 	if err != nil {
 		return false, err
 	}
-	desired, err := applyConfiguration(want, gvk)
+	desired, err := applyConfiguration(want, gvk, id)
 	if err != nil {
 		return false, fmt.Errorf("building %s %s: %w", gvk.Kind, key, err)
 	}
@@ -91,14 +93,35 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 
 // appliedAnnotation holds a digest of the apply configuration nsclaim last applied to a child. The
 // cache holds no managedFields, so this is how a reconcile tells that the class dropped a field nsclaim
-// used to set (a quota key): the digest differs, and the apply that follows removes that field.
+// used to set (a quota key): the digest differs, and the apply that follows removes that field. It is
+// taken with the claim's identity left out (see identity), so the same child of every claim of a class
+// carries the same digest, and the operator's cache keeps one annotation map for all of them.
 const appliedAnnotation = "tenancy.nsclaim.dev/applied"
+
+// identity returns the replacer that takes, out of the text a child's digest is made of, the values
+// that differ from one claim to the next: its namespace's name and UID, and the claim's UID and
+// namespace (values, empty ones left out, in any order). Each becomes a token ("${1}", "${2}", ...),
+// longest value first, and a "$" of the text becomes "$$". The replacement can be undone (read left to
+// right, "$$" is "$" and "${n}" is the n-th value), so for one claim's children two texts that differ give
+// two texts that differ: a digest still changes with every field the class changes.
+func identity(values ...string) *strings.Replacer {
+	values = slices.DeleteFunc(slices.Clone(values), func(v string) bool { return v == "" })
+	slices.SortStableFunc(values, func(a, b string) int { return len(b) - len(a) })
+	values = slices.Compact(values)
+	pairs := make([]string, 0, 2+2*len(values))
+	pairs = append(pairs, "$", "$$")
+	for i, v := range values {
+		pairs = append(pairs, v, "${"+strconv.Itoa(i+1)+"}")
+	}
+	return strings.NewReplacer(pairs...)
+}
 
 // applyConfiguration returns the apply configuration of the typed object want, of kind gvk: the fields
 // want sets, with its name, namespace, labels, annotations and owner references (optional fields it
 // leaves empty are omitted; builders set explicit zero values, such as
-// automountServiceAccountToken=false, through pointers), with appliedAnnotation set to their digest.
-func applyConfiguration(want client.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
+// automountServiceAccountToken=false, through pointers), with appliedAnnotation set to their digest,
+// taken with id's values left out (nil: none).
+func applyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *strings.Replacer) (map[string]any, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
 	if err != nil {
 		return nil, err
@@ -119,6 +142,9 @@ func applyConfiguration(want client.Object, gvk schema.GroupVersionKind) (map[st
 	body, err := json.Marshal(u)
 	if err != nil {
 		return nil, err
+	}
+	if id != nil {
+		body = []byte(id.Replace(string(body)))
 	}
 	sum := sha256.Sum256(body)
 	ann, _ := md["annotations"].(map[string]any)

@@ -17,6 +17,9 @@ limitations under the License.
 package controller
 
 import (
+	"fmt"
+	"maps"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,8 +28,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 var (
@@ -37,7 +46,7 @@ var (
 
 func mustApplyConfiguration(t *testing.T, o client.Object, gvk schema.GroupVersionKind) map[string]any {
 	t.Helper()
-	u, err := applyConfiguration(o, gvk)
+	u, err := applyConfiguration(o, gvk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,5 +222,82 @@ func TestCovers(t *testing.T) {
 				t.Errorf("covers(%v, %v) = %v, want %v", tc.have, tc.want, got, tc.expect)
 			}
 		})
+	}
+}
+
+// TestDigestLeavesOutTheClaimsIdentity: the same child of two claims of a class carries the same
+// digest (so the cache shares its annotation map), while for one claim the digest still changes with
+// every field the class changes, and the left-out values cannot be confused with text that looks like
+// their tokens.
+func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	class := func(pods string) *tenancyv1alpha1.NamespaceClass {
+		return &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: "ci"}, Spec: tenancyv1alpha1.NamespaceClassSpec{
+			ResourceQuota: &corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse(pods)}},
+			LimitRange:    &corev1.LimitRangeSpec{},
+			NetworkPolicy: tenancyv1alpha1.NetworkPolicyDenyFromOtherNamespaces,
+		}}
+	}
+	type claim struct {
+		ns, nsUID string
+		owner     provision.Owner
+	}
+	digests := func(c claim, class *tenancyv1alpha1.NamespaceClass) map[string]any {
+		d := provision.Build(c.ns, c.owner, class, nil)
+		ref := namespaceOwnerRef(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns, UID: types.UID(c.nsUID)}})
+		d.NamespaceWatcher.OwnerReferences = []metav1.OwnerReference{ref}
+		d.NamespaceWatcherBinding.OwnerReferences = []metav1.OwnerReference{ref}
+		objs := make([]client.Object, 0, 7+len(d.RoleBindings))
+		objs = append(objs, d.ServiceAccount, d.ReleaseRole, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding)
+		for _, rb := range d.RoleBindings {
+			objs = append(objs, rb)
+		}
+		id := identity(c.ns, c.nsUID, c.owner.UID, c.owner.Namespace)
+		out := map[string]any{}
+		for _, o := range objs {
+			gvk, err := apiutil.GVKForObject(o, scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := applyConfiguration(o, gvk, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The watchers' names hold the namespace's: key them by kind and position instead.
+			out[fmt.Sprintf("%s %d", gvk.Kind, len(out))] = u["metadata"].(map[string]any)["annotations"].(map[string]any)[appliedAnnotation]
+		}
+		return out
+	}
+	a := claim{"ci-pr-1", "0b6f7c1e-1111-4a20-b12c-81fd1dc892b0", provision.Owner{Namespace: "team-a", Name: "pr-1", UID: "4e92241a-b8f7-4a20-b12c-81fd1dc892b0"}}
+	b := claim{"web-main-77", "9d0e1f2a-2222-4b31-a23d-92ae2ed9a3c1", provision.Owner{Namespace: "team-b", Name: "main", UID: "5fa3352b-c9a8-4b31-a23d-92ae2ed9a3c1"}}
+	da, db := digests(a, class("10")), digests(b, class("10"))
+	if len(da) != 9 || !maps.Equal(da, db) {
+		t.Errorf("the same children of two claims of a class: digests differ:\n%v\n%v", da, db)
+	}
+	changed := digests(a, class("11"))
+	for k, v := range da {
+		if quota := strings.HasPrefix(k, "ResourceQuota"); (changed[k] != v) != quota {
+			t.Errorf("%s: digest changed = %v after the class changed the quota only", k, changed[k] != v)
+		}
+	}
+
+	// For one claim, texts that differ give digests that differ, even where the text looks like the
+	// tokens the identity becomes.
+	id := identity("ci-pr-1", "team-a")
+	digest := func(v string) any {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-tenant", Namespace: "ci-pr-1", Labels: map[string]string{"x": v}}}
+		u, err := applyConfiguration(sa, saGVK, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u["metadata"].(map[string]any)["annotations"].(map[string]any)[appliedAnnotation]
+	}
+	for _, pair := range [][2]string{{"ci-pr-1", "${1}"}, {"team-a", "${2}"}, {"$", "$$"}, {"${1}", "$${1}"}, {"ci-pr-1", "team-a"}} {
+		if digest(pair[0]) == digest(pair[1]) {
+			t.Errorf("%q and %q give the same digest", pair[0], pair[1])
+		}
 	}
 }

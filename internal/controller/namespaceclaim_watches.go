@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,6 +52,24 @@ func markedToClaim(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{requestFor(o.Namespace, o.Name)}
+}
+
+// childToClaim maps a child of a claim to the claim, through the child's namespace (whose ownership
+// marks name it): a namespaced child's own, or for a namespace watcher (cluster-scoped, named
+// NamespaceWatcherPrefix+namespace) the one its name gives. A child made before children lost the
+// claim-name annotation names its claim itself.
+func (r *NamespaceClaimReconciler) childToClaim(ctx context.Context, obj client.Object) []reconcile.Request {
+	if reqs := markedToClaim(ctx, obj); reqs != nil {
+		return reqs
+	}
+	ns := obj.GetNamespace()
+	if ns == "" {
+		var ok bool
+		if ns, ok = strings.CutPrefix(obj.GetName(), tenancyv1alpha1.NamespaceWatcherPrefix); !ok {
+			return nil
+		}
+	}
+	return r.namespaceNameToClaim(ctx, ns)
 }
 
 // namespaceToClaims maps a namespace nsclaim made to its claim, and any namespace to the claims that

@@ -73,22 +73,32 @@ func OwnershipLabels(o Owner) map[string]string {
 	}
 }
 
-// OwnershipAnnotations are the annotations that name owner on the objects made for it.
+// OwnershipAnnotations are the annotations that name owner on the namespace made for it. Its children
+// do not carry them: the claim a child belongs to is its namespace's (see MarkedFor), and an
+// annotation map without the claim's name is one that every claim of a class shares in the operator's
+// cache.
 func OwnershipAnnotations(o Owner) map[string]string {
 	return map[string]string{tenancyv1alpha1.ClaimNameAnnotation: o.Name}
 }
 
-// OwnedBy reports whether obj carries every ownership mark of owner. Only such a namespace (or child)
-// may be changed or deleted on owner's behalf.
+// OwnedBy reports whether the namespace obj carries every ownership mark of owner. Only such a
+// namespace may be changed or deleted on owner's behalf.
 func OwnedBy(obj metav1.Object, o Owner) bool {
+	return MarkedFor(obj, o) && obj.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation] == o.Name
+}
+
+// MarkedFor reports whether obj carries the ownership labels of owner: nsclaim's managed-by label, the
+// claim's UID and its namespace. Only such a child, in a namespace OwnedBy owner, may be changed or
+// deleted on owner's behalf. (A claim's UID is unique in the cluster: the claim's name adds nothing.)
+func MarkedFor(obj metav1.Object, o Owner) bool {
 	l := obj.GetLabels()
 	return l[tenancyv1alpha1.ManagedByLabel] == tenancyv1alpha1.ManagedByValue &&
 		l[tenancyv1alpha1.ClaimUIDLabel] == o.UID &&
-		l[tenancyv1alpha1.ClaimNamespaceLabel] == o.Namespace &&
-		obj.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation] == o.Name
+		l[tenancyv1alpha1.ClaimNamespaceLabel] == o.Namespace
 }
 
-// OwnerFromMarks returns the claim named by obj's ownership marks, and false if obj has none.
+// OwnerFromMarks returns the claim named by the ownership marks of obj, a namespace (or a child made
+// before children lost the claim-name annotation), and false if obj has none.
 func OwnerFromMarks(obj metav1.Object) (Owner, bool) {
 	l := obj.GetLabels()
 	if l[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
@@ -164,8 +174,9 @@ func clusterRoleOf(class *tenancyv1alpha1.NamespaceClass) string {
 	return class.Spec.ClusterRole
 }
 
+// meta is the metadata of a child: its name, namespace and ownership labels.
 func meta(name, namespace string, o Owner) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: OwnershipLabels(o), Annotations: OwnershipAnnotations(o)}
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: OwnershipLabels(o)}
 }
 
 // desiredNamespace carries, from lowest to highest precedence, the claim's allowed labels, the class's

@@ -142,16 +142,28 @@ func TestOwnerMarksOnEveryObject(t *testing.T) {
 	if len(objs) != 11 {
 		t.Fatalf("%d objects, want 11", len(objs))
 	}
-	others := []Owner{{Namespace: "team-a", Name: "pr-1", UID: "uid-2"}, {Namespace: "team-b", Name: "pr-1", UID: "uid-1"}, {Namespace: "team-a", Name: "pr-2", UID: "uid-1"}}
+	others := []Owner{{Namespace: "team-a", Name: "pr-1", UID: "uid-2"}, {Namespace: "team-b", Name: "pr-1", UID: "uid-1"}}
 	for _, o := range objs {
-		if !OwnedBy(o, testOwner) {
-			t.Errorf("%s lacks the ownership marks: %v %v", o.GetName(), o.GetLabels(), o.GetAnnotations())
+		if !MarkedFor(o, testOwner) {
+			t.Errorf("%s lacks the ownership labels: %v", o.GetName(), o.GetLabels())
 		}
-		if got, ok := OwnerFromMarks(o); !ok || got != testOwner {
-			t.Errorf("%s: OwnerFromMarks = %v, %v", o.GetName(), got, ok)
+		// Only the namespace names its claim; a child's annotations (none here) are the same for the
+		// same child of every claim.
+		if o == metav1.Object(d.Namespace) {
+			if !OwnedBy(o, testOwner) {
+				t.Errorf("the namespace lacks the ownership marks: %v %v", o.GetLabels(), o.GetAnnotations())
+			}
+			if got, ok := OwnerFromMarks(o); !ok || got != testOwner {
+				t.Errorf("the namespace: OwnerFromMarks = %v, %v", got, ok)
+			}
+			if OwnedBy(o, Owner{Namespace: "team-a", Name: "pr-2", UID: "uid-1"}) {
+				t.Error("the namespace is owned by a claim of another name")
+			}
+		} else if len(o.GetAnnotations()) != 0 {
+			t.Errorf("%s carries annotations %v", o.GetName(), o.GetAnnotations())
 		}
 		for _, other := range others {
-			if OwnedBy(o, other) {
+			if MarkedFor(o, other) || OwnedBy(o, other) {
 				t.Errorf("%s is owned by %v as well", o.GetName(), other)
 			}
 		}

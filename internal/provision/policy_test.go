@@ -169,7 +169,7 @@ func TestNamespaceWatcher(t *testing.T) {
 	if len(binding.Subjects) != 1 || binding.Subjects[0].Namespace != "ns-a" || binding.Subjects[0].Name != tenancyv1alpha1.TenantServiceAccountName {
 		t.Fatalf("subjects = %+v", binding.Subjects)
 	}
-	if !OwnedBy(role, Owner{Namespace: "r", Name: "c", UID: "u"}) {
+	if !MarkedFor(role, Owner{Namespace: "r", Name: "c", UID: "u"}) || !MarkedFor(binding, Owner{Namespace: "r", Name: "c", UID: "u"}) {
 		t.Fatal("the watcher role lacks the ownership marks")
 	}
 }
