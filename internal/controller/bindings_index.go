@@ -25,7 +25,9 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -37,52 +39,55 @@ import (
 // subjectIndex indexes RoleBindings and ClusterRoleBindings by the subjects they name.
 const subjectIndex = "nsclaim.subject"
 
-// BindingIndex answers, from an informer cache of every RoleBinding and ClusterRoleBinding of the
-// cluster (stripped to name, nsclaim's managed-by label, roleRef and subjects), which bindings that
-// nsclaim did not make name a given user, ServiceAccount or group. A SubjectAccessReview sample cannot
-// see a RoleBinding in some third namespace made ahead of time for a future tenant; this can.
+// BindingIndex answers, from informer caches of every RoleBinding and ClusterRoleBinding of the
+// cluster, which bindings name a given user, ServiceAccount or group. A SubjectAccessReview sample
+// cannot see a RoleBinding in some third namespace made ahead of time for a future tenant; this can.
+// The bindings nsclaim made (its managed-by label) are in the manager's cache, whole; every other one is
+// in the index's own cache, stripped to name, labels, roleRef and subjects. Both are indexed by subject,
+// but for nsclaim's bindings of a namespace's own ServiceAccounts (see bindingKeys), which no lookup
+// returns.
 type BindingIndex struct {
 	sideCache
+	// managed is the manager's cache (nil: the index's own cache alone, which then holds no binding
+	// nsclaim made).
+	managed cache.Cache
 	// reported remembers the grants to every identity already reported (an Event on the binding).
 	reported sync.Map
 }
 
-// NewBindingIndex creates the index's own cache (the manager's caches keep only nsclaim's bindings).
-// Add it to the manager (it is a Runnable; AddSideCaches does) so it starts with the others.
-func NewBindingIndex(cfg *rest.Config, scheme *runtime.Scheme) (*BindingIndex, error) {
+// NewBindingIndex creates the index's own cache of the bindings nsclaim did not make, and indexes the
+// bindings of managed, the manager's cache, which keeps the ones it made. Add it to the manager (it is
+// a Runnable; AddSideCaches does) so it starts with the others.
+func NewBindingIndex(cfg *rest.Config, scheme *runtime.Scheme, managed cache.Cache) (*BindingIndex, error) {
+	notManaged, err := labels.NewRequirement(tenancyv1alpha1.ManagedByLabel, selection.NotEquals, []string{tenancyv1alpha1.ManagedByValue})
+	if err != nil {
+		return nil, err
+	}
+	others := cache.ByObject{Label: labels.NewSelector().Add(*notManaged)}
 	c, err := newSideCache(cfg, scheme, "the binding cache",
-		map[client.Object]cache.ByObject{&rbacv1.RoleBinding{}: {}, &rbacv1.ClusterRoleBinding{}: {}}, stripBinding)
+		map[client.Object]cache.ByObject{&rbacv1.RoleBinding{}: others, &rbacv1.ClusterRoleBinding{}: others}, stripBinding)
 	if err != nil {
 		return nil, err
 	}
 	ctx := context.Background()
-	for _, o := range []client.Object{&rbacv1.RoleBinding{}, &rbacv1.ClusterRoleBinding{}} {
-		if err := c.cache.IndexField(ctx, o, subjectIndex, func(o client.Object) []string { return subjectKeys(bindingSubjects(o)) }); err != nil {
-			return nil, fmt.Errorf("indexing bindings by subject: %w", err)
+	for _, idx := range []cache.Cache{c.cache, managed} {
+		if idx == nil {
+			continue
+		}
+		for _, o := range []client.Object{&rbacv1.RoleBinding{}, &rbacv1.ClusterRoleBinding{}} {
+			if err := idx.IndexField(ctx, o, subjectIndex, bindingKeys); err != nil {
+				return nil, fmt.Errorf("indexing bindings by subject: %w", err)
+			}
 		}
 	}
-	return &BindingIndex{sideCache: c}, nil
+	return &BindingIndex{sideCache: c, managed: managed}, nil
 }
 
-// managedLabels is the label set of a stripped binding nsclaim made; shared, never written.
-var managedLabels = map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}
-
-// stripBinding keeps only what the lookups need. Most bindings of a cluster with many claims are
-// nsclaim's own in each claim's namespace (the tenant's and the release's), binding ServiceAccounts of
-// that namespace, and the namespace watchers (ClusterRoleBinding NamespaceWatcherPrefix+ns binding
-// ServiceAccounts of ns). No lookup returns them: grants skips the tenant's own namespace and its
-// watcher, TenantBindings and UserGrants skip what nsclaim made, and SharedGrants wants only the
-// groups every identity is in, which they do not name. So they are kept without roleRef and subjects,
-// and are not in the subject index at all (see ownNamespaceBinding).
+// stripBinding keeps only what the lookups need of a binding nsclaim did not make: its name, its
+// managed-by and bootstrapping labels, roleRef and subjects.
 func stripBinding(obj any) (any, error) {
 	keep := func(m *metav1.ObjectMeta) metav1.ObjectMeta {
 		out := metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), ResourceVersion: m.ResourceVersion, UID: m.UID}
-		if _, boot := m.Labels[bootstrappingLabel]; !boot && m.Labels[tenancyv1alpha1.ManagedByLabel] == tenancyv1alpha1.ManagedByValue {
-			// Most bindings nsclaim made keep just this label: one map serves them all (the cache
-			// hands out copies, never this map).
-			out.Labels = managedLabels
-			return out
-		}
 		for _, k := range []string{tenancyv1alpha1.ManagedByLabel, bootstrappingLabel} {
 			if v, ok := m.Labels[k]; ok {
 				if out.Labels == nil {
@@ -95,28 +100,43 @@ func stripBinding(obj any) (any, error) {
 	}
 	switch b := obj.(type) {
 	case *rbacv1.RoleBinding:
-		out := &rbacv1.RoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta)}
-		if !ownNamespaceBinding(out.Labels, b.Namespace, b.Subjects) {
-			out.RoleRef, out.Subjects = b.RoleRef, b.Subjects
-		}
-		return out, nil
+		return &rbacv1.RoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta), RoleRef: b.RoleRef, Subjects: b.Subjects}, nil
 	case *rbacv1.ClusterRoleBinding:
-		out := &rbacv1.ClusterRoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta)}
-		ns, watcher := strings.CutPrefix(b.Name, tenancyv1alpha1.NamespaceWatcherPrefix)
-		if !watcher || !ownNamespaceBinding(out.Labels, ns, b.Subjects) {
-			out.RoleRef, out.Subjects = b.RoleRef, b.Subjects
-		}
-		return out, nil
+		return &rbacv1.ClusterRoleBinding{TypeMeta: b.TypeMeta, ObjectMeta: keep(&b.ObjectMeta), RoleRef: b.RoleRef, Subjects: b.Subjects}, nil
 	}
 	return obj, nil
 }
 
-// ownNamespaceBinding reports whether a binding with these (stripped) labels and subjects is one no
-// lookup of the index returns: nsclaim made it (its managed-by label, not a bootstrap binding) and it
-// names ServiceAccounts of namespace ns only (a RoleBinding's own namespace; for a namespace watcher,
-// the namespace it watches), at least one.
+// bindingKeys are the subject index keys of a binding. Most bindings of a cluster with many claims are
+// nsclaim's own in each claim's namespace (the tenant's and the release's), binding ServiceAccounts of
+// that namespace, and the namespace watchers (ClusterRoleBinding NamespaceWatcherPrefix+ns binding
+// ServiceAccounts of ns). No lookup returns them: grants skips the tenant's own namespace and its
+// watcher, TenantBindings and UserGrants skip what nsclaim made, and SharedGrants wants only the
+// groups every identity is in, which they do not name. So they get no key (see ownNamespaceBinding).
+func bindingKeys(o client.Object) []string {
+	ns := o.GetNamespace()
+	if _, ok := o.(*rbacv1.ClusterRoleBinding); ok {
+		var watcher bool
+		if ns, watcher = strings.CutPrefix(o.GetName(), tenancyv1alpha1.NamespaceWatcherPrefix); !watcher {
+			ns = ""
+		}
+	}
+	subjects := bindingSubjects(o)
+	if ownNamespaceBinding(o.GetLabels(), ns, subjects) {
+		return nil
+	}
+	return subjectKeys(subjects)
+}
+
+// ownNamespaceBinding reports whether a binding with these labels and subjects is one no lookup of the
+// index returns: nsclaim made it (its managed-by label, not a bootstrap binding) and it names
+// ServiceAccounts of namespace ns only (a RoleBinding's own namespace; for a namespace watcher, the
+// namespace it watches), at least one.
 func ownNamespaceBinding(labels map[string]string, ns string, subjects []rbacv1.Subject) bool {
-	if ns == "" || len(subjects) == 0 || len(labels) != 1 || labels[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
+	if ns == "" || len(subjects) == 0 || labels[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
+		return false
+	}
+	if _, boot := labels[bootstrappingLabel]; boot {
 		return false
 	}
 	for _, s := range subjects {
@@ -224,21 +244,17 @@ func (g SharedGrant) Object() client.Object {
 func (b *BindingIndex) SharedGrants(ctx context.Context) ([]SharedGrant, error) {
 	var out []SharedGrant
 	for _, subject := range []string{"Group:" + allServiceAccountsGroup, "Group:" + allAuthenticatedGroup} {
-		rbs := &rbacv1.RoleBindingList{}
-		if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
-			return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+		rbs, crbs, err := b.bindingsOf(ctx, subject)
+		if err != nil {
+			return nil, err
 		}
-		for i := range rbs.Items {
-			rb := &rbs.Items[i]
+		for i := range rbs {
+			rb := &rbs[i]
 			out = append(out, SharedGrant{Namespace: rb.Namespace, Name: rb.Name, UID: rb.UID, RoleRef: rb.RoleRef, Subject: subject,
 				Default: rb.Labels[bootstrappingLabel] == bootstrappingValue})
 		}
-		crbs := &rbacv1.ClusterRoleBindingList{}
-		if err := b.cache.List(ctx, crbs, client.MatchingFields{subjectIndex: subject}); err != nil {
-			return nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
-		}
-		for i := range crbs.Items {
-			crb := &crbs.Items[i]
+		for i := range crbs {
+			crb := &crbs[i]
 			out = append(out, SharedGrant{Name: crb.Name, UID: crb.UID, RoleRef: crb.RoleRef, Subject: subject,
 				Default: crb.Labels[bootstrappingLabel] == bootstrappingValue})
 		}
@@ -252,26 +268,44 @@ func (b *BindingIndex) SharedGrants(ctx context.Context) ([]SharedGrant, error) 
 func (b *BindingIndex) TenantBindings(ctx context.Context, ns string) ([]SharedGrant, error) {
 	var out []SharedGrant
 	for _, subject := range tenantSubjects(ns) {
-		rbs := &rbacv1.RoleBindingList{}
-		if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
-			return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+		rbs, crbs, err := b.bindingsOf(ctx, subject)
+		if err != nil {
+			return nil, err
 		}
-		for i := range rbs.Items {
-			if rb := &rbs.Items[i]; !isManaged(rb) {
+		for i := range rbs {
+			if rb := &rbs[i]; !isManaged(rb) {
 				out = append(out, SharedGrant{Namespace: rb.Namespace, Name: rb.Name, UID: rb.UID, RoleRef: rb.RoleRef, Subject: subject})
 			}
 		}
-		crbs := &rbacv1.ClusterRoleBindingList{}
-		if err := b.cache.List(ctx, crbs, client.MatchingFields{subjectIndex: subject}); err != nil {
-			return nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
-		}
-		for i := range crbs.Items {
-			if crb := &crbs.Items[i]; !isManaged(crb) {
+		for i := range crbs {
+			if crb := &crbs[i]; !isManaged(crb) {
 				out = append(out, SharedGrant{Name: crb.Name, UID: crb.UID, RoleRef: crb.RoleRef, Subject: subject})
 			}
 		}
 	}
 	return out, nil
+}
+
+// bindingsOf returns the RoleBindings and ClusterRoleBindings, in both caches, that name subject (an
+// index key: see subjectKeys).
+func (b *BindingIndex) bindingsOf(ctx context.Context, subject string) ([]rbacv1.RoleBinding, []rbacv1.ClusterRoleBinding, error) {
+	var rbs []rbacv1.RoleBinding
+	var crbs []rbacv1.ClusterRoleBinding
+	for _, c := range []cache.Cache{b.cache, b.managed} {
+		if c == nil {
+			continue
+		}
+		rbl := &rbacv1.RoleBindingList{}
+		if err := c.List(ctx, rbl, client.MatchingFields{subjectIndex: subject}); err != nil {
+			return nil, nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+		}
+		crbl := &rbacv1.ClusterRoleBindingList{}
+		if err := c.List(ctx, crbl, client.MatchingFields{subjectIndex: subject}); err != nil {
+			return nil, nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
+		}
+		rbs, crbs = append(rbs, rbl.Items...), append(crbs, crbl.Items...)
+	}
+	return rbs, crbs, nil
 }
 
 // reportOnce reports whether the binding with this UID and role was not reported yet, and marks it.
@@ -283,24 +317,20 @@ func (b *BindingIndex) reportOnce(g SharedGrant) bool {
 func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string) ([]ForeignGrant, error) {
 	var out []ForeignGrant
 	for _, subject := range subjects {
-		rbs := &rbacv1.RoleBindingList{}
-		if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
-			return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+		rbs, crbs, err := b.bindingsOf(ctx, subject)
+		if err != nil {
+			return nil, err
 		}
-		for i := range rbs.Items {
-			rb := &rbs.Items[i]
+		for i := range rbs {
+			rb := &rbs[i]
 			if rb.Namespace == ns {
 				// Inside its own namespace the tenant's rights are the class's and its own business.
 				continue
 			}
 			out = append(out, ForeignGrant{Binding: "RoleBinding " + rb.Namespace + "/" + rb.Name, Role: rb.RoleRef.Kind + " " + rb.RoleRef.Name, Subject: subject})
 		}
-		crbs := &rbacv1.ClusterRoleBindingList{}
-		if err := b.cache.List(ctx, crbs, client.MatchingFields{subjectIndex: subject}); err != nil {
-			return nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
-		}
-		for i := range crbs.Items {
-			crb := &crbs.Items[i]
+		for i := range crbs {
+			crb := &crbs[i]
 			if isManaged(crb) && crb.Name == tenancyv1alpha1.NamespaceWatcherPrefix+ns {
 				// The tenant's own namespace watcher (the fence admits no other shape under that name).
 				continue
@@ -319,23 +349,19 @@ func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string)
 func (b *BindingIndex) UserGrants(ctx context.Context, user, ns, home string) ([]ForeignGrant, error) {
 	subject := "User:" + user
 	var out []ForeignGrant
-	rbs := &rbacv1.RoleBindingList{}
-	if err := b.cache.List(ctx, rbs, client.MatchingFields{subjectIndex: subject}); err != nil {
-		return nil, fmt.Errorf("looking up RoleBindings of %s: %w", subject, err)
+	rbs, crbs, err := b.bindingsOf(ctx, subject)
+	if err != nil {
+		return nil, err
 	}
-	for i := range rbs.Items {
-		rb := &rbs.Items[i]
+	for i := range rbs {
+		rb := &rbs[i]
 		if rb.Namespace == ns || rb.Namespace == home || isManaged(rb) {
 			continue
 		}
 		out = append(out, ForeignGrant{Binding: "RoleBinding " + rb.Namespace + "/" + rb.Name, Role: rb.RoleRef.Kind + " " + rb.RoleRef.Name, Subject: subject})
 	}
-	crbs := &rbacv1.ClusterRoleBindingList{}
-	if err := b.cache.List(ctx, crbs, client.MatchingFields{subjectIndex: subject}); err != nil {
-		return nil, fmt.Errorf("looking up ClusterRoleBindings of %s: %w", subject, err)
-	}
-	for i := range crbs.Items {
-		if crb := &crbs.Items[i]; !isManaged(crb) {
+	for i := range crbs {
+		if crb := &crbs[i]; !isManaged(crb) {
 			out = append(out, ForeignGrant{Binding: "ClusterRoleBinding " + crb.Name, Role: crb.RoleRef.Kind + " " + crb.RoleRef.Name, Subject: subject})
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -109,31 +110,30 @@ func TestCompactForCache(t *testing.T) {
 	}
 }
 
-func TestStripBindingSharesManagedLabels(t *testing.T) {
-	managed := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "n", Labels: map[string]string{
-			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: "u"}},
+// TestStripBinding: the binding cache keeps of a binding (nsclaim made none of them) its name, its
+// managed-by and bootstrapping labels, roleRef and subjects, and nothing else.
+func TestStripBinding(t *testing.T) {
+	in := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "n", UID: "u1", ResourceVersion: "7", Labels: map[string]string{
+			tenancyv1alpha1.ManagedByLabel: "helm", bootstrappingLabel: bootstrappingValue, "a": "b"},
+			Annotations: map[string]string{"x": "y"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
 		RoleRef:  rbacv1.RoleRef{Kind: "ClusterRole", Name: "edit"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "x"}},
 	}
-	out, err := stripBinding(managed)
+	out, err := stripBinding(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := out.(*rbacv1.RoleBinding)
-	if len(got.Labels) != 1 || got.Labels[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
-		t.Fatalf("labels of a managed binding: %v", got.Labels)
+	want := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "n", UID: "u1", ResourceVersion: "7",
+		Labels: map[string]string{tenancyv1alpha1.ManagedByLabel: "helm", bootstrappingLabel: bootstrappingValue}}, RoleRef: in.RoleRef, Subjects: in.Subjects}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("stripped:\n got %+v\nwant %+v", got, want)
 	}
-	boot := managed.DeepCopy()
-	boot.Labels[bootstrappingLabel] = "true"
-	out, _ = stripBinding(boot)
-	if l := out.(*rbacv1.RoleBinding).Labels; l[bootstrappingLabel] != "true" || l[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
-		t.Fatalf("labels of a bootstrapping binding: %v", l)
-	}
-	foreign := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "f", Labels: map[string]string{"a": "b"}}}
+	foreign := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "f", Labels: map[string]string{"a": "b"}}, Subjects: in.Subjects}
 	out, _ = stripBinding(foreign)
-	if l := out.(*rbacv1.ClusterRoleBinding).Labels; l != nil {
-		t.Fatalf("labels of a foreign binding: %v", l)
+	if crb := out.(*rbacv1.ClusterRoleBinding); crb.Labels != nil || len(crb.Subjects) != 1 {
+		t.Fatalf("a foreign binding: labels %v, subjects %v", crb.Labels, crb.Subjects)
 	}
 }
 
@@ -150,6 +150,8 @@ func TestOwnNamespaceBinding(t *testing.T) {
 		want     bool
 	}{
 		{"nsclaim's tenant binding", managed, "t1", []rbacv1.Subject{sa("t1", "tenant")}, true},
+		{"with all of nsclaim's ownership labels", map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: "u", tenancyv1alpha1.ClaimNamespaceLabel: "r"}, "t1", []rbacv1.Subject{sa("t1", "tenant")}, true},
+		{"managed by someone else", map[string]string{tenancyv1alpha1.ManagedByLabel: "helm"}, "t1", []rbacv1.Subject{sa("t1", "tenant")}, false},
 		{"several ServiceAccounts of the namespace", managed, "t1", []rbacv1.Subject{sa("t1", "tenant"), sa("t1", "release")}, true},
 		{"not made by nsclaim", map[string]string{"a": "b"}, "t1", []rbacv1.Subject{sa("t1", "tenant")}, false},
 		{"no labels", nil, "t1", []rbacv1.Subject{sa("t1", "tenant")}, false},
@@ -170,27 +172,17 @@ func TestOwnNamespaceBinding(t *testing.T) {
 	}
 }
 
-// TestStripBindingLeavesOwnNamespaceBindingsOutOfTheIndex: nsclaim's bindings of a namespace's own
-// ServiceAccounts, and its namespace watchers, lose roleRef and subjects (so no index key); every
-// binding a lookup can return keeps them.
-func TestStripBindingLeavesOwnNamespaceBindingsOutOfTheIndex(t *testing.T) {
+// TestBindingKeysLeaveOwnNamespaceBindingsOut: nsclaim's bindings of a namespace's own ServiceAccounts,
+// and its namespace watchers, get no index key; every binding a lookup can return gets one per subject.
+func TestBindingKeysLeaveOwnNamespaceBindingsOut(t *testing.T) {
 	managed := func() map[string]string {
 		return map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: "u"}
 	}
 	tenant := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "t1", Name: "tenant"}}
 	edit := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"}
-	keys := func(o any) []string {
-		switch b := o.(type) {
-		case *rbacv1.RoleBinding:
-			return subjectKeys(b.Subjects)
-		case *rbacv1.ClusterRoleBinding:
-			return subjectKeys(b.Subjects)
-		}
-		return nil
-	}
 	cases := []struct {
 		name    string
-		in      any
+		in      client.Object
 		indexed bool
 	}{
 		{"nsclaim's tenant RoleBinding in its namespace", &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-tenant", Namespace: "t1", Labels: managed()}, RoleRef: edit, Subjects: tenant}, false},
@@ -204,15 +196,12 @@ func TestStripBindingLeavesOwnNamespaceBindingsOutOfTheIndex(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := stripBinding(c.in)
-			if err != nil {
-				t.Fatal(err)
+			keys := bindingKeys(c.in)
+			if got := len(keys) > 0; got != c.indexed {
+				t.Fatalf("indexed = %v, want %v (keys %v)", got, c.indexed, keys)
 			}
-			if got := len(keys(out)) > 0; got != c.indexed {
-				t.Fatalf("indexed = %v, want %v (keys %v)", got, c.indexed, keys(out))
-			}
-			if c.indexed && len(keys(out)) != len(keys(c.in)) {
-				t.Fatalf("index keys %v, want %v", keys(out), keys(c.in))
+			if c.indexed && len(keys) != len(bindingSubjects(c.in)) {
+				t.Fatalf("index keys %v, want one per subject of %v", keys, bindingSubjects(c.in))
 			}
 		})
 	}

@@ -106,7 +106,7 @@ func startWebhookEnvtest(t *testing.T, w *webhookAuthorizer) client.Client {
 	mgr, err := ctrl.NewManager(cfg2, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache: CacheOptions(""), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	g.Expect(err).NotTo(HaveOccurred())
-	bindings, err := NewBindingIndex(cfg2, scheme)
+	bindings, err := NewBindingIndex(cfg2, scheme, mgr.GetCache())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(mgr.Add(bindings)).To(Succeed())
 	r := &NamespaceClaimReconciler{Bindings: bindings, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),

@@ -126,6 +126,37 @@ func TestSelfTestNamesTheExcessRuleAndBinding(t *testing.T) {
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 }
 
+// A RoleBinding in another namespace that carries nsclaim's ownership labels (the binding index reads
+// nsclaim's bindings from the manager's cache, and leaves only those of a namespace's own
+// ServiceAccounts out of its index) is still found when it names a claim's future ServiceAccount: excess,
+// named, and no credential.
+func TestSelfTestFindsAGrantLabelledAsNsclaims(t *testing.T) {
+	requireEnvtest(t)
+	t.Parallel()
+	g := NewWithT(t)
+	class := newClass(t)
+	target := uniq("labelled")
+	elsewhere := newRequesterNamespace(t, nil)
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "planted", Namespace: elsewhere, Labels: map[string]string{
+			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: "forged", tenancyv1alpha1.ClaimNamespaceLabel: elsewhere}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: target, Name: tenancyv1alpha1.TenantServiceAccountName}},
+	}
+	g.Expect(k8s.Create(ctx, rb)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(ctx, rb) })
+
+	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name), withNamespaceName(target))
+	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ExcessPermissionsReason)
+	c := meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
+	g.Expect(c.Message).To(ContainSubstring("RoleBinding " + elsewhere + "/planted"))
+	g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: claim.Name + "-kubeconfig"}, &corev1.Secret{}))).To(BeTrue(), "a Secret was written for a claim that failed its self-test")
+	g.Expect(got.Status.CredentialsSecretName).To(BeEmpty())
+
+	g.Expect(k8s.Delete(ctx, rb)).To(Succeed())
+	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+}
+
 // A class whose ClusterRole aggregates a rule the authorizer does not see (envtest runs no
 // kube-controller-manager, so aggregation never copies it; on a cluster, the moment before it does)
 // leaves the identity without a permission the class grants: MissingPermissions naming the rule, and

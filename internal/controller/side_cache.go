@@ -54,11 +54,12 @@ func (s sideCache) Start(ctx context.Context) error { return s.cache.Start(ctx) 
 func (s sideCache) NeedLeaderElection() bool { return false }
 
 // AddSideCaches creates the caches the claim reconciler keeps beside the manager's own and adds them
-// to mgr: every RoleBinding and ClusterRoleBinding, stripped to roleRef and subjects and indexed by
-// subject (the self-test finds grants made ahead of time for a tenant outside its namespace), and each
+// to mgr: every RoleBinding and ClusterRoleBinding nsclaim did not make, stripped to roleRef and
+// subjects and indexed by subject, as are the ones it made in mgr's cache (the self-test finds grants
+// made ahead of time for a tenant outside its namespace), and each
 // namespace's `default` ServiceAccount, metadata only (Ready waits for it by a watch).
 func AddSideCaches(mgr manager.Manager, cfg *rest.Config, scheme *runtime.Scheme) (*BindingIndex, *DefaultServiceAccounts, error) {
-	bindings, err := NewBindingIndex(cfg, scheme)
+	bindings, err := NewBindingIndex(cfg, scheme, mgr.GetCache())
 	if err != nil {
 		return nil, nil, err
 	}
