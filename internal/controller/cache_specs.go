@@ -22,6 +22,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
 // sharedSpecs holds the specs that the children of every claim of a class repeat (a quota's hard
@@ -71,6 +74,26 @@ func compactSpec(obj any) {
 		for i, f := range o.Spec.Finalizers {
 			o.Spec.Finalizers[i] = corev1.FinalizerName(intern(string(f)))
 		}
+	case *tenancyv1alpha1.NamespaceClaim:
+		compactClaim(o)
+	}
+}
+
+// compactClaim interns what claims repeat: the class names, the creator's name and groups (a
+// pipeline's claims share them), and the type, status and reason of each condition. Messages, which
+// name the claim's namespace and Secret, are left alone.
+func compactClaim(o *tenancyv1alpha1.NamespaceClaim) {
+	o.Spec.ClassName, o.Status.ClassName = intern(o.Spec.ClassName), intern(o.Status.ClassName)
+	if c := o.Spec.Creator; c != nil {
+		o.Spec.Creator = &tenancyv1alpha1.ClaimCreator{Username: intern(c.Username), UID: intern(c.UID), Groups: internAll(c.Groups), Extra: c.Extra}
+	}
+	if len(o.Status.Conditions) > 0 {
+		conds := make([]metav1.Condition, len(o.Status.Conditions))
+		for i, c := range o.Status.Conditions {
+			c.Type, c.Reason, c.Status = intern(c.Type), intern(c.Reason), metav1.ConditionStatus(intern(string(c.Status)))
+			conds[i] = c
+		}
+		o.Status.Conditions = conds
 	}
 }
 

@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
 func limitRange(ns, cpu string) *corev1.LimitRange {
@@ -117,5 +119,46 @@ func TestCompactRules(t *testing.T) {
 	}
 	if !sameMemory(w1[0].Resources[0], w2[0].Resources[0]) || !sameMemory(w1[0].Verbs[0], w2[0].Verbs[0]) {
 		t.Error("watcher rules' strings not interned")
+	}
+}
+
+// TestCompactClaimInternsWhatClaimsRepeat: two claims decoded apart share the strings every claim of a
+// pipeline repeats after the transform, keep their messages their own, and read the same as before.
+func TestCompactClaimInternsWhatClaimsRepeat(t *testing.T) {
+	claim := func(name string) *tenancyv1alpha1.NamespaceClaim {
+		return &tenancyv1alpha1.NamespaceClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: fresh(name), Namespace: fresh("ci"), Finalizers: []string{fresh(tenancyv1alpha1.ClaimFinalizer)}},
+			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: fresh("ci"), Creator: &tenancyv1alpha1.ClaimCreator{
+				Username: fresh("system:serviceaccount:ci:pipeline"), Groups: []string{fresh("system:serviceaccounts"), fresh("system:authenticated")}}},
+			Status: tenancyv1alpha1.NamespaceClaimStatus{ClassName: fresh("ci"), Conditions: []metav1.Condition{{
+				Type: fresh(tenancyv1alpha1.ReadyCondition), Status: metav1.ConditionStatus(fresh("True")), Reason: fresh(tenancyv1alpha1.ProvisionedReason),
+				Message: fresh("Namespace " + name + " is ready")}}},
+		}
+	}
+	a, b := claim("pr-1"), claim("pr-2")
+	wantA := a.DeepCopy()
+	creator := a.Spec.Creator
+	transform := compactForCache()
+	for _, c := range []*tenancyv1alpha1.NamespaceClaim{a, b} {
+		if _, err := transform(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !equality.Semantic.DeepEqual(a, wantA) {
+		t.Fatalf("content changed:\n got %+v\nwant %+v", a, wantA)
+	}
+	if creator.Username != wantA.Spec.Creator.Username || a.Spec.Creator == creator {
+		t.Error("the creator was written in place instead of replaced")
+	}
+	ca, cb := a.Status.Conditions[0], b.Status.Conditions[0]
+	for what, pair := range map[string][2]string{
+		"spec.className": {a.Spec.ClassName, b.Spec.ClassName}, "status.className": {a.Status.ClassName, b.Status.ClassName},
+		"creator": {a.Spec.Creator.Username, b.Spec.Creator.Username}, "group": {a.Spec.Creator.Groups[1], b.Spec.Creator.Groups[1]},
+		"condition type": {ca.Type, cb.Type}, "condition reason": {ca.Reason, cb.Reason}, "condition status": {string(ca.Status), string(cb.Status)},
+		"finalizer": {a.Finalizers[0], b.Finalizers[0]},
+	} {
+		if !sameMemory(pair[0], pair[1]) {
+			t.Errorf("%s not shared", what)
+		}
 	}
 }

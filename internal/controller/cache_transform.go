@@ -64,6 +64,9 @@ func compactForCache() toolscache.TransformFunc {
 			if a := o.GetAnnotations(); len(a) > 0 {
 				o.SetAnnotations(compactAnnotations(a, name))
 			}
+			if f := o.GetFinalizers(); len(f) > 0 {
+				o.SetFinalizers(internAll(f))
+			}
 			refs := o.GetOwnerReferences()
 			for i := range refs {
 				ref := &refs[i]
