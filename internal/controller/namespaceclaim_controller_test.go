@@ -221,6 +221,17 @@ func TestChildEventsReachTheirClaimThroughItsNamespace(t *testing.T) {
 		g.Expect(lr.Annotations).To(HaveKeyWithValue(appliedAnnotation, digest))
 		g.Expect(lr.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	// The same annotation written by another field manager (as 0.2.0 made children, with an update),
+	// which the apply alone would leave, on a child that is otherwise as the class wants it.
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+	quota.Annotations[tenancyv1alpha1.ClaimNameAnnotation] = claim.Name
+	g.Expect(k8s.Update(ctx, quota, client.FieldOwner("nsclaim-0.2.0"))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+		g.Expect(quota.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
+		g.Expect(quota.Annotations).To(HaveKey(appliedAnnotation))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 }
 

@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -75,7 +76,13 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 			return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
 		}
 	}
-	switch childAction(desired, current) {
+	action := childAction(desired, current)
+	if _, stale := have.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]; ok && stale && action != childReplace {
+		if err := r.dropClaimName(ctx, have); err != nil {
+			return false, fmt.Errorf("updating %s %s: %w", gvk.Kind, key, err)
+		}
+	}
+	switch action {
 	case childUpToDate:
 		return false, nil
 	case childReplace:
@@ -89,6 +96,19 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 		return false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
 	return true, nil
+}
+
+// dropClaimNamePatch removes the claim-name annotation from a child.
+var dropClaimNamePatch = client.RawPatch(types.MergePatchType,
+	[]byte(`{"metadata":{"annotations":{"`+tenancyv1alpha1.ClaimNameAnnotation+`":null}}}`))
+
+// dropClaimName removes the claim-name annotation from the child have, once. Children no longer carry
+// it (only the namespace names its claim), and the server-side apply that follows removes it only where
+// nsclaim's field owner set it: a child made by another field manager (by 0.2.0, or by anyone who
+// added the annotation) would keep it, and with it an annotation map of its own in the cache. It is not
+// a repair: nothing the tenant may do changed.
+func (r *NamespaceClaimReconciler) dropClaimName(ctx context.Context, have client.Object) error {
+	return client.IgnoreNotFound(r.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(FieldOwner)))
 }
 
 // appliedAnnotation holds a digest of the apply configuration nsclaim last applied to a child. The
