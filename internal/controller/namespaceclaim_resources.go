@@ -95,7 +95,32 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 	if err := r.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
-	return true, nil
+	// An apply that only moves the digest (an upgrade changed how it is taken) or drops a field of a map
+	// the class no longer sets changes nothing anyone may do: it is no repair, and the claim is not
+	// tested again for it.
+	return action == childReplace || !digestOnly(desired, current), nil
+}
+
+// digestOnly reports whether current, an object that exists, carries every field of the apply
+// configuration desired but its appliedAnnotation digest: what differs is the digest, and fields of
+// current that desired no longer sets (lists, such as rules and subjects, are compared whole, so a
+// rule or subject less is not digestOnly).
+func digestOnly(desired, current map[string]any) bool {
+	if current == nil {
+		return false
+	}
+	md, _ := desired["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	withoutDigest := maps.Clone(ann)
+	delete(withoutDigest, appliedAnnotation)
+	m := maps.Clone(md)
+	m["annotations"] = withoutDigest
+	if len(withoutDigest) == 0 {
+		delete(m, "annotations")
+	}
+	d := maps.Clone(desired)
+	d["metadata"] = m
+	return childAction(d, current) == childUpToDate
 }
 
 // dropClaimNamePatch removes the claim-name annotation from a child.

@@ -139,6 +139,52 @@ func TestChildAction(t *testing.T) {
 	}
 }
 
+// TestDigestOnly: an apply that only moves the digest, or drops a map key the class no longer sets, is
+// told apart from one that changes a field nsclaim sets (such an apply is no repair).
+func TestDigestOnly(t *testing.T) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-tenant", Namespace: "t1", Labels: map[string]string{"a": "1"}},
+		AutomountServiceAccountToken: ptr.To(false)}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: "t1", Labels: map[string]string{"a": "1"}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "nsclaim-tenant", Namespace: "t1"}, {Kind: rbacv1.UserKind, Name: "u"}},
+	}
+	hard := func(keys ...corev1.ResourceName) *corev1.ResourceQuota {
+		q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "t1"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{}}}
+		for _, k := range keys {
+			q.Spec.Hard[k] = resource.MustParse("1")
+		}
+		return q
+	}
+	oneSubject := rb.DeepCopy()
+	oneSubject.Subjects = oneSubject.Subjects[:1]
+	otherDigest := func(o client.Object) { o.GetAnnotations()[appliedAnnotation] = "000000000000000000000000" }
+	for name, tc := range map[string]struct {
+		want    client.Object
+		gvk     schema.GroupVersionKind
+		current map[string]any
+		only    bool
+	}{
+		"missing":                    {sa, saGVK, nil, false},
+		"another digest":             {sa, saGVK, observed(t, sa, saGVK, otherDigest), true},
+		"no digest (an older build)": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), appliedAnnotation) }), true},
+		"a field nsclaim sets changed too": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) {
+			otherDigest(o)
+			o.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr.To(true)
+		}), false},
+		"an ownership label changed too": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { otherDigest(o); o.GetLabels()["a"] = "2" }), false},
+		"a quota key the class dropped":  {hard(corev1.ResourcePods), quotaGVK, observed(t, hard(corev1.ResourcePods, corev1.ResourceSecrets), quotaGVK, otherDigest), true},
+		"a subject the class dropped":    {oneSubject, rbGVK, observed(t, rb, rbGVK, otherDigest), false},
+		"a subject someone else added":   {rb, rbGVK, observed(t, oneSubject, rbGVK, otherDigest), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := digestOnly(mustApplyConfiguration(t, tc.want, tc.gvk), tc.current); got != tc.only {
+				t.Errorf("digestOnly = %v, want %v", got, tc.only)
+			}
+		})
+	}
+}
+
 func TestApplyConfiguration(t *testing.T) {
 	sa := &corev1.ServiceAccount{
 		ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-tenant", Namespace: "t1", Labels: map[string]string{"a": "1"}, Annotations: map[string]string{"b": "2"},
