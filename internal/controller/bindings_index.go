@@ -244,7 +244,7 @@ func (g SharedGrant) Object() client.Object {
 func (b *BindingIndex) SharedGrants(ctx context.Context) ([]SharedGrant, error) {
 	var out []SharedGrant
 	for _, subject := range []string{"Group:" + allServiceAccountsGroup, "Group:" + allAuthenticatedGroup} {
-		rbs, crbs, err := b.bindingsOf(ctx, subject)
+		rbs, crbs, err := b.bindingsOf(ctx, subject, true)
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +268,7 @@ func (b *BindingIndex) SharedGrants(ctx context.Context) ([]SharedGrant, error) 
 func (b *BindingIndex) TenantBindings(ctx context.Context, ns string) ([]SharedGrant, error) {
 	var out []SharedGrant
 	for _, subject := range tenantSubjects(ns) {
-		rbs, crbs, err := b.bindingsOf(ctx, subject)
+		rbs, crbs, err := b.bindingsOf(ctx, subject, false)
 		if err != nil {
 			return nil, err
 		}
@@ -286,12 +286,17 @@ func (b *BindingIndex) TenantBindings(ctx context.Context, ns string) ([]SharedG
 	return out, nil
 }
 
-// bindingsOf returns the RoleBindings and ClusterRoleBindings, in both caches, that name subject (an
-// index key: see subjectKeys).
-func (b *BindingIndex) bindingsOf(ctx context.Context, subject string) ([]rbacv1.RoleBinding, []rbacv1.ClusterRoleBinding, error) {
+// bindingsOf returns the RoleBindings and ClusterRoleBindings that name subject (an index key: see
+// subjectKeys): those nsclaim did not make, and with managed set those it made too (the manager's
+// cache). Lookups that skip nsclaim's bindings leave managed unset and do not read that cache at all.
+func (b *BindingIndex) bindingsOf(ctx context.Context, subject string, managed bool) ([]rbacv1.RoleBinding, []rbacv1.ClusterRoleBinding, error) {
 	var rbs []rbacv1.RoleBinding
 	var crbs []rbacv1.ClusterRoleBinding
-	for _, c := range []cache.Cache{b.cache, b.managed} {
+	caches := []cache.Cache{b.cache}
+	if managed {
+		caches = append(caches, b.managed)
+	}
+	for _, c := range caches {
 		if c == nil {
 			continue
 		}
@@ -317,7 +322,7 @@ func (b *BindingIndex) reportOnce(g SharedGrant) bool {
 func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string) ([]ForeignGrant, error) {
 	var out []ForeignGrant
 	for _, subject := range subjects {
-		rbs, crbs, err := b.bindingsOf(ctx, subject)
+		rbs, crbs, err := b.bindingsOf(ctx, subject, true)
 		if err != nil {
 			return nil, err
 		}
@@ -349,7 +354,7 @@ func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string)
 func (b *BindingIndex) UserGrants(ctx context.Context, user, ns, home string) ([]ForeignGrant, error) {
 	subject := "User:" + user
 	var out []ForeignGrant
-	rbs, crbs, err := b.bindingsOf(ctx, subject)
+	rbs, crbs, err := b.bindingsOf(ctx, subject, false)
 	if err != nil {
 		return nil, err
 	}
