@@ -37,7 +37,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -46,6 +45,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
+	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 	"github.com/nsclaim/nsclaim-operator/internal/requests"
@@ -219,7 +219,7 @@ func run(o options) error {
 		metricsOpts.ExtraHandlers = pprofHandlers()
 	}
 	if o.secureMetrics {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
