@@ -163,7 +163,7 @@ func main() {
 // setMemoryLimit sets the Go runtime's soft memory limit to 90% of the container's memory limit
 // (NSCLAIM_MEMORY_LIMIT) unless GOMEMLIMIT is set, and logs the limit in effect.
 func setMemoryLimit() {
-	d, limit := memlimit.Apply(os.Getenv)
+	d, limit := memlimit.Apply(os.Getenv, memlimit.Image())
 	if d.Ignored != "" {
 		setupLog.Info("Ignoring the container memory limit", "reason", d.Ignored)
 	}

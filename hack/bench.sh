@@ -27,7 +27,7 @@
 #   NSCLAIM_WORKERS      [4] the manager's workers (and the ceilings' concurrency unless --ceiling-workers)
 #   OPERATOR_ARGS        extra manager flags, e.g. "--kube-api-qps=200 --kube-api-burst=400"
 #   OPERATOR_ENV         extra manager environment, e.g. "NSCLAIM_MEMORY_LIMIT=268435456" (what config/manager sets
-#                        from the 256Mi memory limit; the manager sets a soft limit of 90% of it) or an explicit
+#                        from the 256Mi memory limit; the manager sets a soft limit of 90% of it less its mapped binary) or an explicit
 #                        "GOMEMLIMIT=..."; --metrics-pprof in OPERATOR_ARGS saves heap profiles at --scales
 #   BENCH_KEEP_CLUSTER   [0] 1: reuse a running cluster and leave it running afterwards
 #   CHAOS_TIMEOUT        [4h] go test's -timeout of the chaos run

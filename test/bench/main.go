@@ -71,7 +71,7 @@ func envFlags(fs *flag.FlagSet, root string) func() *env {
 	fs.StringVar(&e.operatorArgs, "operator-args", os.Getenv("OPERATOR_ARGS"), "Extra manager flags, e.g. --kube-api-qps=200 (OPERATOR_ARGS).")
 	fs.StringVar(&e.operatorEnv, "operator-env", os.Getenv("OPERATOR_ENV"),
 		"Extra environment of the manager, space-separated KEY=VALUE, e.g. NSCLAIM_MEMORY_LIMIT=268435456, as the Deployment sets it from its 256Mi memory limit;"+
-			" the manager sets 90% of it as its soft memory limit (OPERATOR_ENV).")
+			" the manager sets 90% of what it leaves beside its mapped binary as its soft memory limit (OPERATOR_ENV).")
 	probe := fs.Int("probe-port", envInt("OPERATOR_PROBE_PORT", 20481), "First replica's probe port (OPERATOR_PROBE_PORT).")
 	metrics := fs.Int("metrics-port", envInt("OPERATOR_METRICS_PORT", 20843), "First replica's metrics port (OPERATOR_METRICS_PORT).")
 	probe2 := fs.Int("probe-port-2", envInt("OPERATOR2_PROBE_PORT", 20581), "Second replica's probe port (chaos).")
