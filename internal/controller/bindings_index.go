@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // subjectIndex indexes RoleBindings and ClusterRoleBindings by the subjects they name.
@@ -117,7 +117,7 @@ func bindingKeys(o client.Object) []string {
 	ns := o.GetNamespace()
 	if _, ok := o.(*rbacv1.ClusterRoleBinding); ok {
 		var watcher bool
-		if ns, watcher = strings.CutPrefix(o.GetName(), tenancyv1alpha1.NamespaceWatcherPrefix); !watcher {
+		if ns, watcher = provision.WatchedNamespace(o.GetName()); !watcher {
 			ns = ""
 		}
 	}
@@ -336,7 +336,7 @@ func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string)
 		}
 		for i := range crbs {
 			crb := &crbs[i]
-			if isManaged(crb) && crb.Name == tenancyv1alpha1.NamespaceWatcherPrefix+ns {
+			if isManaged(crb) && crb.Name == provision.NamespaceWatcherName(ns) {
 				// The tenant's own namespace watcher (the fence admits no other shape under that name).
 				continue
 			}

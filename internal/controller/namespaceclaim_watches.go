@@ -19,7 +19,6 @@ package controller
 import (
 	"context"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +64,7 @@ func (r *NamespaceClaimReconciler) childToClaim(ctx context.Context, obj client.
 	ns := obj.GetNamespace()
 	if ns == "" {
 		var ok bool
-		if ns, ok = strings.CutPrefix(obj.GetName(), tenancyv1alpha1.NamespaceWatcherPrefix); !ok {
+		if ns, ok = provision.WatchedNamespace(obj.GetName()); !ok {
 			return nil
 		}
 	}

@@ -17,6 +17,8 @@ limitations under the License.
 package provision
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -149,6 +151,12 @@ func Build(name string, o Owner, class *tenancyv1alpha1.NamespaceClass, claimLab
 
 // NamespaceWatcherName is the name of the ClusterRole and ClusterRoleBinding of namespace ns.
 func NamespaceWatcherName(ns string) string { return tenancyv1alpha1.NamespaceWatcherPrefix + ns }
+
+// WatchedNamespace is the inverse of NamespaceWatcherName: the namespace a watcher's name gives, and
+// whether name is a watcher's name at all.
+func WatchedNamespace(name string) (string, bool) {
+	return strings.CutPrefix(name, tenancyv1alpha1.NamespaceWatcherPrefix)
+}
 
 func desiredNamespaceWatcher(ns string, o Owner) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 	name := NamespaceWatcherName(ns)

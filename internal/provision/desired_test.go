@@ -286,3 +286,16 @@ func TestOptionalObjects(t *testing.T) {
 		t.Errorf("extra bindings not in the class's order: %v, %v", d.RoleBindings[2], d.RoleBindings[3])
 	}
 }
+
+func TestWatchedNamespaceUndoesNamespaceWatcherName(t *testing.T) {
+	for _, ns := range []string{"ci-abc", "a", tenancyv1alpha1.NamespaceWatcherPrefix + "x"} {
+		if got, ok := WatchedNamespace(NamespaceWatcherName(ns)); !ok || got != ns {
+			t.Errorf("WatchedNamespace(NamespaceWatcherName(%q)) = %q, %v", ns, got, ok)
+		}
+	}
+	for _, name := range []string{"", "edit", "nsclaim-something-else"} {
+		if got, ok := WatchedNamespace(name); ok {
+			t.Errorf("WatchedNamespace(%q) = %q, true; not a watcher's name", name, got)
+		}
+	}
+}
