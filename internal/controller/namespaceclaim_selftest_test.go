@@ -108,21 +108,34 @@ func TestSelfTestNamesTheExcessRuleAndBinding(t *testing.T) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: target, Name: tenancyv1alpha1.TenantServiceAccountName}},
 	}
-	g.Expect(k8s.Create(ctx, crb)).To(Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(ctx, crb) })
+	expectExcessUntilRemoved(t, crb, class, target,
+		"get,list secrets in every namespace (ClusterRoleBinding "+crb.Name+" grants ClusterRole "+role.Name+")",
+		"found with SelfSubjectRulesReviews")
+}
+
+// expectExcessUntilRemoved creates planted, a grant made ahead of time to the future tenant of a claim
+// of class for namespace target, and checks what the self-test makes of it: the claim is refused
+// ExcessPermissions with a message holding each of want, no Secret is written and no token recorded.
+// Once planted is deleted, the claim turns Ready.
+func expectExcessUntilRemoved(t *testing.T, planted client.Object, class *tenancyv1alpha1.NamespaceClass, target string, want ...string) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Expect(k8s.Create(ctx, planted)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(ctx, planted) })
 
 	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name), withNamespaceName(target))
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ExcessPermissionsReason)
 	c := meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
 	g.Expect(c.Reason).To(Equal(tenancyv1alpha1.ExcessPermissionsReason))
-	g.Expect(c.Message).To(ContainSubstring("get,list secrets in every namespace (ClusterRoleBinding " + crb.Name + " grants ClusterRole " + role.Name + ")"))
-	g.Expect(c.Message).To(ContainSubstring("found with SelfSubjectRulesReviews"))
+	for _, w := range want {
+		g.Expect(c.Message).To(ContainSubstring(w))
+	}
 	// The self-test ran and failed: no Secret, no token recorded.
 	g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: claim.Name + "-kubeconfig"}, &corev1.Secret{}))).To(BeTrue(), "a Secret was written for a claim that failed its self-test")
 	g.Expect(got.Status.TokenExpiresAt).To(BeNil())
 	g.Expect(got.Status.CredentialsSecretName).To(BeEmpty())
 
-	g.Expect(k8s.Delete(ctx, crb)).To(Succeed())
+	g.Expect(k8s.Delete(ctx, planted)).To(Succeed())
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 }
 
@@ -133,7 +146,6 @@ func TestSelfTestNamesTheExcessRuleAndBinding(t *testing.T) {
 func TestSelfTestFindsAGrantLabelledAsNsclaims(t *testing.T) {
 	requireEnvtest(t)
 	t.Parallel()
-	g := NewWithT(t)
 	class := newClass(t)
 	target := uniq("labelled")
 	elsewhere := newRequesterNamespace(t, nil)
@@ -143,18 +155,7 @@ func TestSelfTestFindsAGrantLabelledAsNsclaims(t *testing.T) {
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: target, Name: tenancyv1alpha1.TenantServiceAccountName}},
 	}
-	g.Expect(k8s.Create(ctx, rb)).To(Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(ctx, rb) })
-
-	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name), withNamespaceName(target))
-	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ExcessPermissionsReason)
-	c := meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
-	g.Expect(c.Message).To(ContainSubstring("RoleBinding " + elsewhere + "/planted"))
-	g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: claim.Name + "-kubeconfig"}, &corev1.Secret{}))).To(BeTrue(), "a Secret was written for a claim that failed its self-test")
-	g.Expect(got.Status.CredentialsSecretName).To(BeEmpty())
-
-	g.Expect(k8s.Delete(ctx, rb)).To(Succeed())
-	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	expectExcessUntilRemoved(t, rb, class, target, "RoleBinding "+elsewhere+"/planted")
 }
 
 // A class whose ClusterRole aggregates a rule the authorizer does not see (envtest runs no
