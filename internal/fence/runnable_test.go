@@ -18,7 +18,6 @@ package fence
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -31,6 +30,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 // TestRunnable runs the checker against a real kube-apiserver (envtest), reading as a user that has
@@ -126,20 +127,7 @@ func startEnvtest(t *testing.T) (*envtest.Environment, *rest.Config) {
 
 func startEnvtestWith(t *testing.T, env *envtest.Environment) (*envtest.Environment, *rest.Config) {
 	t.Helper()
-	unavailable := t.Skip
-	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
-		unavailable = t.Fatal
-	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		unavailable("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		unavailable("the control plane in KUBEBUILDER_ASSETS=" + assets + " did not start: " + err.Error())
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	return env, cfg
+	return env, testenv.Start(t, env)
 }
 
 // readerWithMarkerRBAC returns an uncached client for a user bound to a ClusterRole holding exactly the

@@ -34,6 +34,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 // counting counts the requests that reach the API server through it.
@@ -56,22 +58,7 @@ type env struct {
 
 func startEnv(t *testing.T) *env {
 	t.Helper()
-	// Without a control plane the test is skipped with the reason, or fails if NSCLAIM_REQUIRE_ENVTEST
-	// is set (make test-unit sets it).
-	unavailable := t.Skip
-	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
-		unavailable = t.Fatal
-	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		unavailable("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
-	}
-	te := &envtest.Environment{}
-	cfg, err := te.Start()
-	if err != nil {
-		unavailable("the control plane in KUBEBUILDER_ASSETS=" + assets + " did not start: " + err.Error())
-	}
-	t.Cleanup(func() { _ = te.Stop() })
+	cfg := testenv.Start(t, &envtest.Environment{})
 	admin, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

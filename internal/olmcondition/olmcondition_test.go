@@ -19,7 +19,6 @@ package olmcondition
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -35,28 +34,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 // startEnv starts envtest's kube-apiserver and etcd from KUBEBUILDER_ASSETS with the OperatorCondition
 // CRD and returns a client, a started cache and an OperatorCondition created in namespace "operators".
 func startEnv(t *testing.T) (client.Client, cache.Cache, types.NamespacedName) {
 	t.Helper()
-	// Without a control plane the test is skipped with the reason, or fails if NSCLAIM_REQUIRE_ENVTEST
-	// is set (make test-unit sets it).
-	unavailable := t.Skip
-	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
-		unavailable = t.Fatal
-	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		unavailable("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
-	}
-	env := &envtest.Environment{CRDs: []*apiextensionsv1.CustomResourceDefinition{crds.OperatorCondition()}}
-	cfg, err := env.Start()
-	if err != nil {
-		unavailable("the control plane in KUBEBUILDER_ASSETS=" + assets + " did not start: " + err.Error())
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testenv.Start(t, &envtest.Environment{CRDs: []*apiextensionsv1.CustomResourceDefinition{crds.OperatorCondition()}})
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{apiv2.AddToScheme, corev1.AddToScheme} {
 		if err := add(scheme); err != nil {

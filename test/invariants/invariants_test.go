@@ -17,7 +17,6 @@ limitations under the License.
 package invariants
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,6 +36,7 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 // startEnvtest starts envtest's kube-apiserver and etcd from KUBEBUILDER_ASSETS with nsclaim's CRDs
@@ -44,23 +44,10 @@ import (
 // test is skipped with the reason, or fails if NSCLAIM_REQUIRE_ENVTEST is set (make test-unit sets it).
 func startEnvtest(t *testing.T) client.Client {
 	t.Helper()
-	unavailable := t.Skip
-	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
-		unavailable = t.Fatal
-	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		unavailable("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
-	}
-	env := &envtest.Environment{
+	cfg := testenv.Start(t, &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		unavailable("the control plane in KUBEBUILDER_ASSETS=" + assets + " did not start: " + err.Error())
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	})
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))

@@ -1,0 +1,52 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package testenv starts envtest's control plane (kube-apiserver and etcd from KUBEBUILDER_ASSETS) for
+// one test, the same way for every package whose tests need a real API server. Only tests import it.
+package testenv
+
+import (
+	"os"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// RequireEnv names the environment variable that turns a missing control plane from a skip into a
+// failure; make test-unit sets it.
+const RequireEnv = "NSCLAIM_REQUIRE_ENVTEST"
+
+// Start starts env, stops it when the test ends and returns its admin rest.Config. Without
+// KUBEBUILDER_ASSETS, or if the control plane does not start, the test is skipped with the reason, or
+// fails if RequireEnv is set.
+func Start(t testing.TB, env *envtest.Environment) *rest.Config {
+	t.Helper()
+	unavailable := t.Skip
+	if os.Getenv(RequireEnv) != "" {
+		unavailable = t.Fatal
+	}
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		unavailable("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		unavailable("the control plane in KUBEBUILDER_ASSETS=" + assets + " did not start: " + err.Error())
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return cfg
+}
