@@ -155,6 +155,10 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 
 	defer func() {
 		setConditions(s, reterr)
+		if reterr == nil && s.quietUntil.After(s.now) {
+			// Nothing to say yet: the namespace will be usable in a moment (see quietUntil).
+			claim.Status = *before.Status.DeepCopy()
+		}
 		r.emitEvents(s, before)
 		err := r.patchStatus(ctx, before, claim)
 		if err == nil {
@@ -255,6 +259,9 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		return nil
 	}
 	if err := r.reconcileUsable(ctx, s); err != nil || s.unusable != "" {
+		if err == nil && s.namespace != nil {
+			s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
+		}
 		return err
 	}
 	return r.reconcileAccess(ctx, s)

@@ -32,6 +32,9 @@ const (
 	terminatingPoll = 10 * time.Second
 	// refusalPoll retries a refused claim (a conflicting namespace may be deleted by hand).
 	refusalPoll = time.Minute
+	// pendingQuiet is how long a claim provisioned for the first time keeps its status unwritten while
+	// kube-controller-manager makes its namespace usable (see quietUntil).
+	pendingQuiet = 10 * time.Second
 	// fencePendingPoll waits for the first check of the admission fence.
 	fencePendingPoll = 2 * time.Second
 	// fencePoll re-checks a claim held back because the admission fence is missing or altered.
@@ -83,6 +86,9 @@ type claimScope struct {
 	// in it; empty when it is usable or was not checked. unusablePoll is set when no watch reports it.
 	unusable     string
 	unusablePoll bool
+	// quietUntil is, for a claim provisioned for the first time, until when its status is not written
+	// while the namespace is not usable yet (see pendingQuiet); zero otherwise.
+	quietUntil time.Time
 
 	// credentialsReady is set when the Secret holds a valid token; tokenIssued when this reconcile
 	// issued one; renewAt is when the token is to be renewed.
@@ -130,6 +136,9 @@ func (s *claimScope) requeueAfter() time.Duration {
 	}
 	if s.unusablePoll {
 		soon(usablePoll)
+	}
+	if s.quietUntil.After(s.now) {
+		soon(s.quietUntil.Sub(s.now))
 	}
 	if s.fencePending {
 		soon(fencePendingPoll)

@@ -168,6 +168,8 @@ func TestRequeueAfter(t *testing.T) {
 		{"expired: nothing by the clock", func(s *claimScope) { s.expired = true; s.expiresAt = now.Add(-time.Minute) }, 0},
 		{"terminating namespace", func(s *claimScope) { s.expiresAt = now.Add(time.Hour); s.terminating = "x" }, terminatingPoll},
 		{"unusable namespace", func(s *claimScope) { s.unusablePoll = true }, usablePoll},
+		{"quiet wait for a new namespace ends", func(s *claimScope) { s.quietUntil = now.Add(7 * time.Second); s.expiresAt = now.Add(time.Hour) }, 7 * time.Second},
+		{"quiet wait over", func(s *claimScope) { s.quietUntil = now.Add(-time.Second); s.expiresAt = now.Add(time.Hour) }, time.Hour},
 		{"Ready claim waits for the fence check", func(s *claimScope) { s.fencePending = true; s.expiresAt = now.Add(time.Hour) }, fencePendingPoll},
 		{"fence pending", func(s *claimScope) { s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.PendingReason} }, fencePendingPoll},
 		{"fence not intact", func(s *claimScope) { s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason} }, fencePoll},
@@ -190,6 +192,33 @@ func TestRequeueAfter(t *testing.T) {
 			tc.facts(s)
 			if got := s.requeueAfter(); got != tc.want {
 				t.Fatalf("requeueAfter() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestQuietUntil(t *testing.T) {
+	created := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+	ready := func(st metav1.ConditionStatus, reason string) []metav1.Condition {
+		return []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: st, Reason: reason}}
+	}
+	for _, tc := range []struct {
+		name       string
+		conditions []metav1.Condition
+		created    time.Time
+		want       time.Time
+	}{
+		{name: "a new claim waits quietly from its namespace's creation", created: created, want: created.Add(pendingQuiet)},
+		{name: "other conditions but no Ready yet", conditions: []metav1.Condition{{Type: tenancyv1alpha1.NamespaceReadyCondition, Status: metav1.ConditionTrue}}, created: created, want: created.Add(pendingQuiet)},
+		{name: "a claim that was Ready reports at once", conditions: ready(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason), created: created},
+		{name: "a claim that reported Pending keeps reporting", conditions: ready(metav1.ConditionFalse, tenancyv1alpha1.PendingReason), created: created},
+		{name: "a refused claim reports at once", conditions: ready(metav1.ConditionFalse, tenancyv1alpha1.NamespaceTakenReason), created: created},
+		{name: "no creation time", created: time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := quietUntil(&tenancyv1alpha1.NamespaceClaimStatus{Conditions: tc.conditions}, tc.created)
+			if !got.Equal(tc.want) {
+				t.Fatalf("quietUntil = %v, want %v", got, tc.want)
 			}
 		})
 	}

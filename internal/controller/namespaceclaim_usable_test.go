@@ -96,7 +96,7 @@ func TestUnusablePollRequeues(t *testing.T) {
 // `default` ServiceAccount: a claim whose class has a quota waits for the quota, one whose class has
 // none waits for the ServiceAccount, neither gets credentials. Once kube-controller-manager runs again
 // both become Ready, and at that moment the quota's status matches its spec and the ServiceAccount
-// exists.
+// exists. A new claim reports the wait only once it has lasted pendingQuiet.
 func TestNotReadyUntilNamespaceIsUsable(t *testing.T) {
 	requireEnvtest(t)
 	g := NewWithT(t)
@@ -123,6 +123,11 @@ func TestNotReadyUntilNamespaceIsUsable(t *testing.T) {
 	quota := &corev1.ResourceQuota{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: provision.ResourceQuotaName}, quota)).To(Succeed())
 	g.Expect(quota.Status.Hard).To(BeEmpty(), "nothing computed the quota's status")
+	// A new claim reports the wait only once it has lasted pendingQuiet: no status was written before.
+	ns := &corev1.Namespace{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, ns)).To(Succeed())
+	g.Expect(ready.LastTransitionTime.Time).NotTo(BeTemporally("<", ns.CreationTimestamp.Add(pendingQuiet)),
+		"Pending reported before the quiet period ended")
 
 	got = waitFor(t, plainClaim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.PendingReason)
 	ready = meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.ReadyCondition)
