@@ -167,8 +167,7 @@ func BearerToken(header string) (string, bool) {
 // authenticate reviews the token, through the cache, keyed by the token's SHA-256 so that the cache
 // holds no token.
 func (g *guard) authenticate(ctx context.Context, token string) (*user, error) {
-	sum := sha256.Sum256([]byte(token))
-	key := hex.EncodeToString(sum[:])
+	key := digest([]byte(token))
 	if a, ok := g.users.get(key); ok {
 		return a.user, nil
 	}
@@ -198,8 +197,7 @@ func (g *guard) authorize(ctx context.Context, u *user, verb, path string) (bool
 	if err != nil {
 		return false, err
 	}
-	sum := sha256.Sum256(raw)
-	key := hex.EncodeToString(sum[:])
+	key := digest(raw)
 	if allowed, ok := g.allowed.get(key); ok {
 		return allowed, nil
 	}
@@ -223,4 +221,10 @@ func (g *guard) authorize(ctx context.Context, u *user, verb, path string) (bool
 	}
 	g.allowed.put(key, allowed, ttl)
 	return allowed, nil
+}
+
+// digest is the cache key of b: its SHA-256 in hex, so that no cache holds a token.
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
