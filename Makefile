@@ -102,6 +102,10 @@ test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/pro
 test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
 	hack/test-failover.sh
 
+.PHONY: test-cold
+test-cold: ## Run `make test` as CI and a new user do: a fresh clone of HEAD, empty ./bin, Go module and build caches (catches withdrawn pins; prints the minutes).
+	hack/test-cold.sh test
+
 .PHONY: metrics-docs
 metrics-docs: ## Generate docs/metrics.md from the metrics table in internal/monitoring.
 	go run ./internal/monitoring/gen docs/metrics.md
@@ -315,10 +319,14 @@ ACTIONLINT_VERSION ?= v1.7.12
 # hack/kube/go.mod with hack/kube/gen-gomod.sh.
 KUBE_VERSION ?= 1.37.1
 
-# PROMETHEUS_VERSION is Debian's prometheus package (prometheus and promtool), unpacked into ./bin
-# for the metrics and alert tests.
+# PROMETHEUS_VERSION is the upstream version of Debian's prometheus package (prometheus and promtool),
+# unpacked into ./bin for the metrics and alert tests. Only the upstream version is pinned: Debian
+# serves one revision per suite and a point release replaces it (2.42.0+ds-5+b6 vanished for
+# 2.42.0+ds-5+deb12u1), so hack/fetch-deb-tool.sh takes the revision that is served and checks that
+# both binaries report PROMETHEUS_VERSION. Why not the Go module: prometheus v0.42.0's module leaves
+# out the web UI's built assets, and a build without them needs Node.js and npm (promtool alone would
+# build, but test-metrics runs the server too).
 PROMETHEUS_VERSION ?= 2.42.0
-PROMETHEUS_DEB_VERSION ?= 2.42.0+ds-5+b6
 
 ## Tool Binaries
 PROMETHEUS ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
@@ -343,12 +351,9 @@ $(KUBE_BIN)/kube-apiserver:
 	hack/build-control-plane.sh $(KUBE_BIN) v$(KUBE_VERSION)
 
 .PHONY: prometheus
-prometheus: $(PROMETHEUS) ## Unpack Debian's prometheus package (prometheus, promtool) into ./bin if necessary.
+prometheus: $(PROMETHEUS) ## Unpack Debian's prometheus package (prometheus, promtool) of PROMETHEUS_VERSION into ./bin if necessary.
 $(PROMETHEUS): $(LOCALBIN)
-	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cd "$$tmp"; \
-	apt-get download prometheus=$(PROMETHEUS_DEB_VERSION) 2>/dev/null || { apt-get update -qq && apt-get download prometheus=$(PROMETHEUS_DEB_VERSION); }; \
-	dpkg -x prometheus_*.deb x; mkdir -p $(dir $(PROMETHEUS)); \
-	cp x/usr/bin/promtool $(PROMTOOL); cp x/usr/bin/prometheus $(PROMETHEUS)
+	hack/fetch-deb-tool.sh prometheus $(PROMETHEUS_VERSION) $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION) prometheus promtool
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Download kustomize locally if necessary.
