@@ -222,6 +222,8 @@ func run(o options) error {
 		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 
+	// Made before the caches start: its Namespace transform must see every deletion from the start.
+	nameReuse := controller.NewNamespaceReuse(clock.RealClock{})
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -235,7 +237,7 @@ func run(o options) error {
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
 		GracefulShutdownTimeout:       &o.shutdownTimeout,
-		Cache:                         controller.CacheOptions(protocol.Namespace),
+		Cache:                         controller.CacheOptions(protocol.Namespace, nameReuse),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -270,6 +272,7 @@ func run(o options) error {
 		CredentialsCheckInterval: o.credentialsCheckInterval,
 		Fence:                    fenceGate,
 		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
+		NameReuse:                nameReuse,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}

@@ -248,7 +248,7 @@ func startRequestsManager(t *testing.T, ns string) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      CacheOptions(ns),
+		Cache:      CacheOptions(ns, nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	g.Expect(err).NotTo(HaveOccurred())

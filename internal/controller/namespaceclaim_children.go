@@ -19,11 +19,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,9 +39,13 @@ import (
 // optional ones the class no longer asks for.
 func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *claimScope) error {
 	d := s.desired
+	s.grantsAt = r.grantsAt(s)
+	grants := !s.grantsAt.After(s.now)
 	objs := []client.Object{d.ReleaseRole}
 	for _, rb := range d.RoleBindings {
-		objs = append(objs, rb)
+		if grants {
+			objs = append(objs, rb)
+		}
 	}
 	// The ServiceAccount is absent in credentials mode Requester.
 	for _, o := range []client.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy} {
@@ -50,6 +56,9 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	// The namespace owns its watcher ClusterRole and binding, so garbage collection removes them with it.
 	if s.namespace != nil {
 		for _, o := range []client.Object{d.NamespaceWatcher, d.NamespaceWatcherBinding} {
+			if o == client.Object(d.NamespaceWatcherBinding) && !grants {
+				continue
+			}
 			o.SetOwnerReferences([]metav1.OwnerReference{namespaceOwnerRef(s.namespace)})
 			objs = append(objs, o)
 		}
@@ -84,6 +93,22 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	}
 	s.childrenReady = true
 	return nil
+}
+
+// grantsAt is when the bindings that name the claim's tenant (its RoleBindings and its namespace
+// watcher's ClusterRoleBinding) may be made, or zero for at once: a namespace whose name was in use
+// moments ago waits (see NamespaceReuse). A claim that was Ready has its bindings already: nothing is
+// held back from it.
+func (r *NamespaceClaimReconciler) grantsAt(s *claimScope) time.Time {
+	if r.NameReuse == nil || s.namespace == nil || meta.IsStatusConditionTrue(s.claim.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
+		return time.Time{}
+	}
+	return r.NameReuse.GrantsAt(s.namespace)
+}
+
+// grantsWaitMessage says why a namespace's tenant gets no access yet.
+func grantsWaitMessage(namespace string, at time.Time) string {
+	return fmt.Sprintf("Waiting until %s to grant access to namespace %s: a namespace of that name was in use moments ago, and until then the API server may still accept its previous holder's token", at.UTC().Format(time.RFC3339), namespace)
 }
 
 // boundRoleField returns the class field naming the ClusterRole that want, one of the class's

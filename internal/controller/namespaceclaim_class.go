@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
@@ -61,13 +62,21 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	}
 	held := s.held()
 	var siblings []tenancyv1alpha1.NamespaceClaim
+	var liveHolders []types.UID
 	if class.Spec.Access.MaxClaimsPerNamespace > 0 && !held {
-		// Only a claim that does not hold a namespace yet is ranked against its siblings.
+		// Only a claim that does not hold a namespace yet is ranked against its siblings, inside the
+		// critical section of its requester namespace and class (see namespaceclaim_limit.go): it is
+		// left once the admitted namespace exists, or when the reconcile ends.
+		s.unlockLimit = r.limitLocks.lock(limitKey(claim.Namespace, class.Name))
 		list := &tenancyv1alpha1.NamespaceClaimList{}
 		if err := r.List(ctx, list, client.InNamespace(claim.Namespace)); err != nil {
 			return fmt.Errorf("listing claims in %s: %w", claim.Namespace, err)
 		}
 		siblings = list.Items
+		var err error
+		if liveHolders, err = r.liveLimitHolders(ctx, claim.Namespace, class.Name); err != nil {
+			return err
+		}
 	}
 	// A protocol request is named exactly after its ConfigMap, without the class's prefix: only in a
 	// requests namespace the protocol may serve (made by nsclaim or labelled by an admin, never one
@@ -84,7 +93,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		classRefusal(class),
 		provision.CheckPrefix(class, request),
 		provision.CheckAccess(class, requester.Labels),
-		provision.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings),
+		provision.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings, liveHolders),
 		provision.CheckLabels(claim, class),
 		ttlRefusal,
 		policyRefusal,

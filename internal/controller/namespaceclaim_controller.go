@@ -30,12 +30,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -103,6 +105,15 @@ type NamespaceClaimReconciler struct {
 	// means baseline.
 	MinimumPodSecurity tenancyv1alpha1.PodSecurityLevel
 
+	// NameReuse holds back the grants of a namespace whose name was in use moments ago, until the API
+	// server can no longer accept a previous holder's token (see NamespaceReuse); nil skips the wait
+	// (unit tests only: the manager and the envtest suite always set it, with CacheOptions).
+	NameReuse *NamespaceReuse
+
+	// limitLocks serializes, per requester namespace and class, a claim limit's check and the creation
+	// of the namespace it admits (see namespaceclaim_limit.go).
+	limitLocks keyedMutex
+
 	// RequestsNamespace is the namespace of the ConfigMap protocol's requests; empty when it is off.
 	// Claims the operator made there for request ConfigMaps get namespaces named exactly after them.
 	RequestsNamespace string
@@ -142,6 +153,7 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	r.overlayWrittenStatus(req, claim)
 	before := claim.DeepCopy()
 	s := &claimScope{claim: claim, now: r.Clock.Now()}
+	defer s.leaveLimit()
 
 	if !claim.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
@@ -258,6 +270,13 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	if s.refusal != nil {
 		return nil
 	}
+	if s.grantsAt.After(s.now) {
+		// The namespace's name was in use moments ago: no binding names its tenant yet, so no token,
+		// no self-test and no Ready until the previous holder's token cannot authenticate.
+		s.unusable = grantsWaitMessage(s.desired.Namespace.Name, s.grantsAt)
+		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
+		return nil
+	}
 	if err := r.reconcileUsable(ctx, s); err != nil || s.unusable != "" {
 		if err == nil && s.namespace != nil {
 			s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
@@ -315,6 +334,7 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.
 		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToClaims)).
+		Watches(&corev1.Namespace{}, r.namespaceDeletions()).
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
 		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
@@ -327,6 +347,16 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("namespaceclaim").
 		Complete(r)
+}
+
+// namespaceDeletions records every namespace deletion the informer reports in NameReuse. Its transform
+// sees them first; this handler adds the deletions a relist found (tombstones skip the transform).
+func (r *NamespaceClaimReconciler) namespaceDeletions() handler.EventHandler {
+	return handler.Funcs{DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+		if r.NameReuse != nil && e.Object != nil {
+			r.NameReuse.Going(e.Object.GetName())
+		}
+	}}
 }
 
 // requestFor is the reconcile request for a claim key.

@@ -100,13 +100,24 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 	if !ok {
 		ns = want.DeepCopy()
 		err := r.Create(ctx, ns, client.FieldOwner(FieldOwner))
+		// The namespace now exists on the API server (or the create failed): the next claim of the
+		// limit's critical section counts it with a live list.
+		s.leaveLimit()
 		if err == nil {
+			if r.NameReuse != nil {
+				r.NameReuse.Created(ns)
+			}
 			logf.FromContext(ctx).Info("Created namespace", "claimNamespace", klog.KObj(ns))
 			s.repaired++
 			return r.holdNamespace(s, ns)
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", want.Name, err)
+		}
+		if r.NameReuse != nil {
+			// The cache had not seen it: a namespace of this name exists now, so one created over it
+			// later is a reuse even if the informer never sees this one go.
+			r.NameReuse.Going(want.Name)
 		}
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, ns); err != nil {
 			return fmt.Errorf("reading namespace %s: %w", want.Name, err)

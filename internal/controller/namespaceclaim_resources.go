@@ -342,8 +342,10 @@ func ManagedTypes() []client.Object {
 
 // CacheOptions limits the manager's informer caches of ManagedTypes to the objects that carry
 // nsclaim's managed-by label, and its ConfigMap cache to the requests namespace of the ConfigMap
-// protocol (requestsNamespace; empty when the protocol is off, and then no ConfigMap is read).
-func CacheOptions(requestsNamespace string) cache.Options {
+// protocol (requestsNamespace; empty when the protocol is off, and then no ConfigMap is read). reuse,
+// when not nil, watches the Namespace informer for names that were in use moments ago (see
+// NamespaceReuse).
+func CacheOptions(requestsNamespace string, reuse *NamespaceReuse) cache.Options {
 	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
 	byObject := map[client.Object]cache.ByObject{}
 	for _, o := range ManagedTypes() {
@@ -361,6 +363,9 @@ func CacheOptions(requestsNamespace string) cache.Options {
 	// ConfigMaps too), so their informers keep no namespace index: see withoutNamespaceIndex.
 	unlisted := withoutNamespaceIndex(&corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
 		&rbacv1.Role{}, &networkingv1.NetworkPolicy{})
+	if reuse != nil {
+		byObject[&corev1.Namespace{}] = cache.ByObject{Transform: reuse.Transform(compactForCache())}
+	}
 	return cache.Options{ByObject: byObject, DefaultTransform: compactForCache(), NewInformer: unlisted}
 }
 

@@ -106,6 +106,21 @@ type claimScope struct {
 	selfTestSkipped bool
 	// selfTestBackoff is when to retry a self-test that failed; zero unless it failed.
 	selfTestBackoff time.Duration
+
+	// grantsAt is when the bindings naming the tenant may be made, when that is not at once (see
+	// NamespaceReuse); zero otherwise.
+	grantsAt time.Time
+
+	// unlockLimit leaves the critical section of the claim limit (see namespaceclaim_limit.go); nil
+	// when the claim was not checked against a limit in this reconcile.
+	unlockLimit func()
+}
+
+// leaveLimit leaves the claim limit's critical section, if this reconcile entered it.
+func (s *claimScope) leaveLimit() {
+	if s.unlockLimit != nil {
+		s.unlockLimit()
+	}
 }
 
 // held reports whether the claim holds a namespace (recorded in its status).
@@ -139,6 +154,9 @@ func (s *claimScope) requeueAfter() time.Duration {
 	}
 	if s.quietUntil.After(s.now) {
 		soon(s.quietUntil.Sub(s.now))
+	}
+	if s.grantsAt.After(s.now) {
+		soon(s.grantsAt.Sub(s.now))
 	}
 	if s.fencePending {
 		soon(fencePendingPoll)

@@ -104,7 +104,7 @@ func startWebhookEnvtest(t *testing.T, w *webhookAuthorizer) client.Client {
 	g.Expect(c.Create(ctx, testRole())).To(Succeed())
 
 	mgr, err := ctrl.NewManager(cfg2, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: CacheOptions(""), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+		Cache: CacheOptions("", nil), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	g.Expect(err).NotTo(HaveOccurred())
 	bindings, err := NewBindingIndex(cfg2, scheme, mgr.GetCache())
 	g.Expect(err).NotTo(HaveOccurred())

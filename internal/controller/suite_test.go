@@ -291,10 +291,11 @@ func zapLevel() zapcore.Level {
 
 // startManager runs a manager with the reconciler as cmd/main.go wires it (same cache options).
 func startManager() {
+	nameReuse := NewNamespaceReuse(testClock)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   CacheOptions(requestsNamespace),
+		Cache:   CacheOptions(requestsNamespace, nameReuse),
 		// The suite restarts the manager to prove a restart issues no token.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -317,6 +318,7 @@ func startManager() {
 		MaxConcurrentReconciles:  4,
 		RequestsNamespace:        requestsNamespace,
 		CredentialsCheckInterval: time.Hour,
+		NameReuse:                nameReuse,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		panic(err)

@@ -18,12 +18,14 @@ package provision
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -224,24 +226,31 @@ func AllowedLabels(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1
 }
 
 // CheckClaimLimit enforces the class's maxClaimsPerNamespace. siblings are the claims of the same
-// namespace (the claim itself may be among them). A claim that already holds its namespace is never
-// refused, so lowering the limit takes nothing away. Otherwise the claim ranks among the active claims
-// of its class, oldest first, and is refused if its rank reaches the limit. The rank depends only on
-// the objects, so two workers reconciling two claims at once reach the same answer.
-func CheckClaimLimit(claim *tenancyv1alpha1.NamespaceClaim, className string, limit int32, siblings []tenancyv1alpha1.NamespaceClaim) *Refusal {
-	if limit <= 0 || claim.Status.Namespace != "" {
+// namespace (the claim itself may be among them); liveHolders are the UIDs of the claims that own a
+// namespace of the class made for this requester namespace that exists and is not being deleted, as
+// the API server answered while no other claim of the namespace could take one (the caller serializes
+// the check and the namespace's creation per requester namespace). A claim that already holds its
+// namespace is never refused, so lowering the limit takes nothing away. Otherwise the claim ranks among
+// the active claims of its class, oldest first, and is refused if its rank reaches the limit; every
+// live holder counts, whatever its claim's cached state, so a cache that lags cannot free a slot.
+func CheckClaimLimit(claim *tenancyv1alpha1.NamespaceClaim, className string, limit int32, siblings []tenancyv1alpha1.NamespaceClaim, liveHolders []types.UID) *Refusal {
+	if limit <= 0 || claim.Status.Namespace != "" || slices.Contains(liveHolders, claim.UID) {
 		return nil
 	}
-	rank := 0
+	counted := map[types.UID]bool{}
 	for i := range siblings {
 		s := &siblings[i]
 		if s.UID == claim.UID || !s.DeletionTimestamp.IsZero() || IsExpired(s) || ClassOf(s) != className {
 			continue
 		}
 		if s.Status.Namespace != "" || olderThan(s, claim) {
-			rank++
+			counted[s.UID] = true
 		}
 	}
+	for _, uid := range liveHolders {
+		counted[uid] = true
+	}
+	rank := len(counted)
 	if rank < int(limit) {
 		return nil
 	}

@@ -329,7 +329,8 @@ func TestCheckClaimLimit(t *testing.T) {
 		name     string
 		limit    int32
 		claims   []tenancyv1alpha1.NamespaceClaim
-		admitted string // names of the claims not refused, in order
+		live     []string // names of the claims whose namespace the API server has (liveHolders)
+		admitted string   // names of the claims not refused, in order
 	}{
 		{name: "no limit", limit: 0, claims: []tenancyv1alpha1.NamespaceClaim{sibling("a", 1, nil), sibling("b", 2, nil)}, admitted: "a,b"},
 		{name: "oldest first", limit: 1, claims: []tenancyv1alpha1.NamespaceClaim{sibling("b", 1, nil), sibling("a", 2, nil)}, admitted: "b"},
@@ -349,13 +350,27 @@ func TestCheckClaimLimit(t *testing.T) {
 			sibling("a", 1, func(c *tenancyv1alpha1.NamespaceClaim) { c.Spec.ClassName = "other" }), sibling("b", 2, nil)}, admitted: "a,b"},
 		{name: "a resolved class counts over spec", limit: 1, claims: []tenancyv1alpha1.NamespaceClaim{
 			sibling("a", 1, func(c *tenancyv1alpha1.NamespaceClaim) { c.Spec.ClassName = ""; holding(c) }), sibling("b", 2, nil)}, admitted: "a"},
+		// The cache lags: a claim whose status does not record its namespace yet, but whose namespace
+		// exists, holds it. A newer claim that saw it only as waiting would have been admitted.
+		{name: "a live namespace holds even when the cached claim does not say so", limit: 1, claims: []tenancyv1alpha1.NamespaceClaim{
+			sibling("a", 1, nil), sibling("z", 9, nil)}, live: []string{"z"}, admitted: "z"},
+		{name: "a live holder missing from the cache still counts", limit: 2, claims: []tenancyv1alpha1.NamespaceClaim{
+			sibling("a", 1, nil), sibling("b", 2, nil)}, live: []string{"gone-from-cache"}, admitted: "a"},
+		{name: "a live holder of a deleted claim counts until its namespace is being deleted", limit: 1, claims: []tenancyv1alpha1.NamespaceClaim{
+			sibling("a", 1, func(c *tenancyv1alpha1.NamespaceClaim) { holding(c); deleting(c) }), sibling("b", 2, nil)}, live: []string{"a"}, admitted: "a"},
+		{name: "a holder counted twice is one claim", limit: 2, claims: []tenancyv1alpha1.NamespaceClaim{
+			sibling("a", 1, holding), sibling("b", 2, nil)}, live: []string{"a"}, admitted: "a,b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var live []types.UID
+			for _, n := range tt.live {
+				live = append(live, types.UID("uid-"+n))
+			}
 			var admitted []string
 			for i := range tt.claims {
 				claim := &tt.claims[i]
-				ref := CheckClaimLimit(claim, ClassOf(claim), tt.limit, tt.claims)
+				ref := CheckClaimLimit(claim, ClassOf(claim), tt.limit, tt.claims, live)
 				if ref == nil {
 					admitted = append(admitted, claim.Name)
 					continue
@@ -371,7 +386,7 @@ func TestCheckClaimLimit(t *testing.T) {
 
 func TestCheckClaimLimitMessageCountsActiveClaims(t *testing.T) {
 	claims := []tenancyv1alpha1.NamespaceClaim{sibling("a", 1, holding), sibling("b", 2, nil), sibling("c", 3, nil)}
-	ref := CheckClaimLimit(&claims[2], "ci", 2, claims)
+	ref := CheckClaimLimit(&claims[2], "ci", 2, claims, nil)
 	wantRefusal(t, ref, tenancyv1alpha1.ClaimLimitExceededReason, "already has 2 active claims", "maxClaimsPerNamespace is 2")
 }
 
