@@ -203,7 +203,9 @@ func TestPreviousHolderTokenNeverWorksInReclaimedNamespace(t *testing.T) {
 		g.Eventually(before.Load).WithTimeout(30 * time.Second).Should(BeNumerically(">", 0))
 
 		g.Expect(a.client.Delete(ctx, first)).To(Succeed())
-		g.Eventually(func() bool { return apierrors.IsNotFound(admin.Get(ctx, client.ObjectKey{Name: target}, &corev1.Namespace{})) }).
+		g.Eventually(func() bool {
+			return apierrors.IsNotFound(admin.Get(ctx, client.ObjectKey{Name: target}, &corev1.Namespace{}))
+		}).
 			WithTimeout(2 * time.Minute).WithPolling(20 * time.Millisecond).Should(BeTrue())
 		now := time.Now()
 		goneAt.Store(&now)
