@@ -223,7 +223,7 @@ func run(o options) error {
 	}
 
 	// Made before the caches start: its Namespace transform must see every deletion from the start.
-	nameReuse := controller.NewNamespaceReuse(clock.RealClock{})
+	nameReuse := controller.NewNamespaceReuse(clock.RealClock{}, time.Now())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,

@@ -56,10 +56,12 @@ type NamespaceReuse struct {
 	pruned time.Time
 }
 
-// NewNamespaceReuse returns a NamespaceReuse whose start is now: create it before the manager's caches
-// start.
-func NewNamespaceReuse(clk clock.PassiveClock) *NamespaceReuse {
-	return &NamespaceReuse{clock: clk, started: clk.Now(), window: NameReuseWindow,
+// NewNamespaceReuse returns a NamespaceReuse that vouches for the deletions it sees from knownSince on:
+// the manager passes the time it starts, before its caches do (it cannot know what was deleted before).
+// A harness whose API server started empty may pass the API server's start, since nothing was
+// deleted before it.
+func NewNamespaceReuse(clk clock.PassiveClock, knownSince time.Time) *NamespaceReuse {
+	return &NamespaceReuse{clock: clk, started: knownSince, window: NameReuseWindow,
 		going: map[string]time.Time{}, reused: map[types.UID]time.Time{}}
 }
 

@@ -68,7 +68,7 @@ func namespaceAt(name string, uid types.UID, created time.Time, deleting bool) *
 func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
-	r := NewNamespaceReuse(clk)
+	r := NewNamespaceReuse(clk, clk.Now())
 	var nextCalls int
 	transform := r.Transform(func(in any) (any, error) { nextCalls++; return in, nil })
 

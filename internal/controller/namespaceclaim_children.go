@@ -63,6 +63,11 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 			objs = append(objs, o)
 		}
 	}
+	if !grants {
+		if err := r.deleteStaleWatcherBinding(ctx, s); err != nil {
+			return err
+		}
+	}
 	// The digests of the children leave out what differs from claim to claim (see identity).
 	var nsUID string
 	if s.namespace != nil {
@@ -104,6 +109,24 @@ func (r *NamespaceClaimReconciler) grantsAt(s *claimScope) time.Time {
 		return time.Time{}
 	}
 	return r.NameReuse.GrantsAt(s.namespace)
+}
+
+// deleteStaleWatcherBinding deletes the namespace watcher's ClusterRoleBinding of a previous
+// namespace of the same name, if garbage collection has not removed it yet: it names the same user
+// and would let the previous holder's token read the new namespace's object while the grants wait.
+// Only a binding nsclaim made for another claim is deleted, and only as it was read.
+func (r *NamespaceClaimReconciler) deleteStaleWatcherBinding(ctx context.Context, s *claimScope) error {
+	want := s.desired.NamespaceWatcherBinding
+	have := &rbacv1.ClusterRoleBinding{}
+	ok, err := found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
+	if err != nil || !ok || !isManaged(have) || provision.MarkedFor(have, s.owner) {
+		return err
+	}
+	uid, rv := have.UID, have.ResourceVersion
+	if err := r.Delete(ctx, have, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the stale ClusterRoleBinding %s: %w", have.Name, err)
+	}
+	return nil
 }
 
 // grantsWaitMessage says why a namespace's tenant gets no access yet.

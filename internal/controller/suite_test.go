@@ -66,10 +66,12 @@ var (
 	cfg       *rest.Config
 	k8s       client.Client
 	testClock = &offsetClock{}
-	scheme    = runtime.NewScheme()
-	mgrCancel context.CancelFunc
-	mgrDone   chan struct{}
-	nameSeq   atomic.Int64
+	// controlPlaneStarted is when the suite started its API server (see NewNamespaceReuse).
+	controlPlaneStarted time.Time
+	scheme              = runtime.NewScheme()
+	mgrCancel           context.CancelFunc
+	mgrDone             chan struct{}
+	nameSeq             atomic.Int64
 )
 
 // envtestUnavailable says why the envtest suite cannot run (KUBEBUILDER_ASSETS unset, or the control
@@ -137,6 +139,7 @@ func startEnvtest() error {
 		ErrorIfCRDPathMissing: true,
 	}
 	var err error
+	controlPlaneStarted = time.Now()
 	if cfg, err = testEnv.Start(); err != nil {
 		return fmt.Errorf("the control plane in KUBEBUILDER_ASSETS=%s did not start: %w", assets, err)
 	}
@@ -291,7 +294,8 @@ func zapLevel() zapcore.Level {
 
 // startManager runs a manager with the reconciler as cmd/main.go wires it (same cache options).
 func startManager() {
-	nameReuse := NewNamespaceReuse(testClock)
+	// The suite's API server started empty: nothing was deleted before it.
+	nameReuse := NewNamespaceReuse(testClock, controlPlaneStarted)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
