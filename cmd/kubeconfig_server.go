@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 )
 
@@ -35,16 +36,20 @@ import (
 // address clients outside the cluster reach.
 const KubeconfigServerCondition = "KubeconfigServerReachable"
 
-// reportKubeconfigServer sets KubeconfigServerCondition: False with reason InClusterOnly and what to
-// set when the address is in-cluster only, True with the address's source otherwise.
-func reportKubeconfigServer(ctx context.Context, r *olmcondition.Reporter, ep credentials.Endpoint) error {
+// reportKubeconfigServer says where handed kubeconfigs point: the gauge always; when the address is
+// in-cluster only, a warning in the log and KubeconfigServerCondition False with reason InClusterOnly
+// and what to set; otherwise the condition True with the address's source.
+func reportKubeconfigServer(ctx context.Context, r *olmcondition.Reporter, ep credentials.Endpoint) {
+	monitoring.SetKubeconfigServerInClusterOnly(ep.InClusterOnly())
+	status, msg := metav1.ConditionTrue, fmt.Sprintf("Handed kubeconfigs name %s", ep.Server)
 	if ep.InClusterOnly() {
-		return r.Set(ctx, KubeconfigServerCondition, metav1.ConditionFalse, string(ep.Source), fmt.Sprintf(
-			"Handed kubeconfigs name %s, which only clients inside the cluster reach; set NSCLAIM_KUBECONFIG_SERVER "+
-				"(the Subscription's spec.config.env) to the API server's external address", ep.Server))
+		status, msg = metav1.ConditionFalse, fmt.Sprintf("Handed kubeconfigs name %s, which only clients inside the cluster reach; "+
+			"set NSCLAIM_KUBECONFIG_SERVER (the Subscription's spec.config.env) to the API server's external address", ep.Server)
+		setupLog.Info("WARNING: "+msg, "kubeconfigServer", ep.Server)
 	}
-	return r.Set(ctx, KubeconfigServerCondition, metav1.ConditionTrue, string(ep.Source),
-		fmt.Sprintf("Handed kubeconfigs name %s", ep.Server))
+	if err := r.Set(ctx, KubeconfigServerCondition, status, string(ep.Source), msg); err != nil {
+		setupLog.Error(err, "Cannot set the KubeconfigServerReachable condition on the OperatorCondition")
+	}
 }
 
 // kubeconfigEndpoint returns the API server URL and CA for issued kubeconfigs (credentials.ChooseServer):

@@ -202,11 +202,6 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	monitoring.SetKubeconfigServerInClusterOnly(endpoint.InClusterOnly())
-	if endpoint.InClusterOnly() {
-		setupLog.Info("WARNING: handed kubeconfigs name an address only clients inside the cluster reach; set NSCLAIM_KUBECONFIG_SERVER "+
-			"(--kubeconfig-server) to the API server's external address", "kubeconfigServer", endpoint.Server)
-	}
 	protocol, err := requests.New(o.requestsNamespace, o.requestPatterns, o.requestsIgnored, o.requestsClass, o.tokenPolicyDefault)
 	if err != nil {
 		return err
@@ -321,9 +316,7 @@ func run(o options) error {
 
 	// The OperatorCondition says where handed kubeconfigs point, so that an admin sees an in-cluster
 	// address there (OLM's console lists the conditions).
-	if err := reportKubeconfigServer(context.Background(), olmReporter, endpoint); err != nil {
-		setupLog.Error(err, "Cannot set the KubeconfigServerReachable condition on the OperatorCondition")
-	}
+	reportKubeconfigServer(context.Background(), olmReporter, endpoint)
 
 	// The fence check runs on the leader: once right at start, then every --fence-check-interval.
 	if fenceObs != nil {
