@@ -44,7 +44,7 @@ func expectGrantsWaited(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim) *te
 		c := meta.FindStatusCondition(getClaim(g, claim).Status.Conditions, tenancyv1alpha1.NamespaceReadyCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Reason).To(Equal(tenancyv1alpha1.PendingReason))
-		g.Expect(c.Message).To(ContainSubstring("was in use moments ago"))
+		g.Expect(c.Message).To(ContainSubstring("in use moments ago"))
 	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	ns := &corev1.Namespace{}
