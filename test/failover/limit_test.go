@@ -18,8 +18,6 @@ package failover
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,12 +27,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
@@ -49,23 +43,12 @@ func TestClaimLimitHoldsWhenTheLeaderDiesMidBurst(t *testing.T) {
 	const limit, burst = 3, 8
 	g := NewWithT(t)
 	ctx := t.Context()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
-	cfg, err := clientcmd.BuildConfigFromFlags("", getenv(t, "KUBECONFIG"))
-	g.Expect(err).NotTo(HaveOccurred())
-	admin, err := client.New(cfg, client.Options{Scheme: scheme})
-	g.Expect(err).NotTo(HaveOccurred())
-	port := func(key string, def int) int {
-		if n, err := strconv.Atoi(getenvOr(key, "")); err == nil {
-			return n
-		}
-		return def
-	}
+	cfg, admin := adminClient(t)
+	scheme := admin.Scheme()
 
-	a := startReplica(t, "limit-a", port("FAILOVER_PROBE_PORT_A", 20281), port("FAILOVER_METRICS_PORT_A", 20643))
+	a := startReplica(t, "limit-a", ports("FAILOVER_PROBE_PORT_A", 20281), ports("FAILOVER_METRICS_PORT_A", 20643))
 	g.Eventually(a.logs, 90*time.Second, 250*time.Millisecond).Should(ContainSubstring(acquiredLog), "the first replica becomes leader")
-	b := startReplica(t, "limit-b", port("FAILOVER_PROBE_PORT_B", 20381), port("FAILOVER_METRICS_PORT_B", 20743))
+	b := startReplica(t, "limit-b", ports("FAILOVER_PROBE_PORT_B", 20381), ports("FAILOVER_METRICS_PORT_B", 20743))
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fanout-%d", time.Now().UnixNano()%100000)}}
 	g.Expect(admin.Create(ctx, ns)).To(Succeed())
@@ -149,12 +132,4 @@ func TestClaimLimitHoldsWhenTheLeaderDiesMidBurst(t *testing.T) {
 	g.Expect(ready).To(Equal(limit), "%d claims Ready, %d refused", ready, refused)
 	g.Expect(peakNow()).To(BeNumerically("<=", limit), "more namespaces than the limit existed at once")
 	t.Logf("leader killed mid-burst: %d Ready, %d refused, at most %d namespaces at once", ready, refused, peakNow())
-}
-
-// getenvOr returns the environment variable key, or def when it is empty.
-func getenvOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
 }
