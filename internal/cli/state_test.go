@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,6 +118,32 @@ func TestDecideExisting(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("DecideExisting() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestExplain(t *testing.T) {
+	deletingClaim := newClaim(withNamespace("ci-pr-1"), deleting())
+	deletingClaim.Finalizers = []string{tenancyv1alpha1.ClaimFinalizer}
+	for _, tc := range []struct {
+		name  string
+		claim *tenancyv1alpha1.NamespaceClaim
+		want  []string
+	}{
+		{"refused", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.TTLExceedsMaximumReason, 1)),
+			[]string{"ci/pr-1: Refused", "reason:       TTLExceedsMaximum", "who must act: " + ActorPipeline, "shorter --ttl", "Ready=False TTLExceedsMaximum: m"}},
+		{"stale condition", newClaim(withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 0)),
+			[]string{"Pending", "(for generation 0 of 1)"}},
+		{"deletion held by the finalizer", deletingClaim,
+			[]string{"Deleting", "blocked by finalizers tenancy.nsclaim.dev/namespace", "once namespace ci-pr-1 is gone"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Explain(tc.claim)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("Explain() =\n%s\nwant it to contain %q", got, w)
+				}
 			}
 		})
 	}
