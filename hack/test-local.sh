@@ -3,7 +3,8 @@
 # its own process under the RBAC it ships with. Uses its own state directory and ports, so a cluster
 # from `make local-up` is not disturbed, and stops everything it started, pass or fail.
 # TEST_CLUSTER_DIR and TEST_*_PORT choose the state directory and ports; E2E_RUN, when set, is passed to
-# `go test -run` to run only some tests (default: all); MANAGER_BIN picks the manager binary.
+# `go test -run` to run only some tests (default: all); MANAGER_BIN picks the manager binary. The
+# kubectl-nsclaim plugin is built into the state directory, and the e2e runs that binary (NSCLAIM_PLUGIN).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export LOCAL_CLUSTER_DIR=${TEST_CLUSTER_DIR:-$REPO_ROOT/tmp/test-cluster}
@@ -18,6 +19,9 @@ cleanup() {
 }
 trap cleanup EXIT
 "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
+mkdir -p "$LOCAL_CLUSTER_DIR/bin"
+export NSCLAIM_PLUGIN=$LOCAL_CLUSTER_DIR/bin/kubectl-nsclaim
+(cd "$REPO_ROOT" && go build -o "$NSCLAIM_PLUGIN" ./cmd/kubectl-nsclaim)
 # An audit log of ConfigMap requests (Metadata level: user, verb, object, never a body), where the e2e
 # joins a tenant's requests to its claim through the token's credential ID.
 AUDIT_DIR=$LOCAL_CLUSTER_DIR/audit

@@ -73,7 +73,7 @@ An existing claim of the name is waited for (--if-exists=use), deleted and claim
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.class, "class", "", "NamespaceClass to claim from (default: the cluster's default class)")
+	f.StringVar(&c.class, "class", os.Getenv("NSCLAIM_CLASS"), "NamespaceClass to claim from (default: $NSCLAIM_CLASS, else the cluster's default class)")
 	f.DurationVar(&c.ttl, "ttl", 0, "how long the namespace lives, from now (default: the class's defaultTTL; at most its maxTTL)")
 	f.StringVar(&c.namespaceName, "namespace-name", "", "ask for this namespace name (after the class's prefix); unset derives a name that never collides")
 	f.BoolVar(&c.wait, "wait", true, "wait until the claim is Ready")
