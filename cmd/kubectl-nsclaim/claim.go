@@ -110,7 +110,7 @@ func (c *claimOptions) run(ctx context.Context, name string) error {
 		return err
 	}
 	if name == "" {
-		name = cli.DefaultClaimName(os.Getenv, randomSuffix())
+		name, _ = cli.DefaultClaimName(os.Getenv, randomSuffix())
 	}
 	s, err := c.session()
 	if err != nil {

@@ -39,15 +39,21 @@ type extendOptions struct {
 func newExtendCommand(o *options) *cobra.Command {
 	e := &extendOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "extend NAME --by DURATION",
+		Use:   "extend [NAME] --by DURATION",
 		Short: "Move a claim's expiry later",
 		Long: `Move a claim's expiry later by raising its spec.ttl (a claim's TTL counts from its creation; the API
 has no other way), wait until the operator has accepted it, and print the new expiry.
 
 The class's lifetime.maxTTL bounds the TTL: an extension beyond it is refused (exit 3) and spec.ttl is
 set back, so the claim keeps its namespace and its credentials. An expired claim cannot be extended.`,
-		Args: args(1, 1),
-		RunE: func(cmd *cobra.Command, a []string) error { return e.run(cmd.Context(), a[0]) },
+		Args: args(0, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			name, err := claimName(a)
+			if err != nil {
+				return err
+			}
+			return e.run(cmd.Context(), name)
+		},
 	}
 	cmd.Flags().DurationVar(&e.by, "by", 0, "how much later the claim expires (required)")
 	cmd.Flags().DurationVar(&e.timeout, "timeout", time.Minute, "how long to wait for the operator")

@@ -61,7 +61,7 @@ type kubeconfigOptions struct {
 func newKubeconfigCommand(o *options) *cobra.Command {
 	k := &kubeconfigOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "kubeconfig NAME",
+		Use:   "kubeconfig [NAME]",
 		Short: "Print the kubeconfig of a claim's namespace",
 		Long: `Print the kubeconfig of a claim's namespace, waiting up to --timeout for the claim to be Ready.
 
@@ -69,8 +69,14 @@ Token mode: the kubeconfig of the claim's credentials Secret (the caller needs g
 Keyless (credentials mode Requester): the caller's own cluster and credentials with the claim's
 namespace as default; with --exec-github-audience or --exec-token-env its user runs
 "kubectl-nsclaim token" at every use, so a CI's short-lived ID token never goes stale.`,
-		Args: args(1, 1),
-		RunE: func(cmd *cobra.Command, a []string) error { return k.run(cmd.Context(), a[0]) },
+		Args: args(0, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			name, err := claimName(a)
+			if err != nil {
+				return err
+			}
+			return k.run(cmd.Context(), name)
+		},
 	}
 	cmd.Flags().DurationVar(&k.timeout, "timeout", time.Minute, "how long to wait for the claim to be Ready")
 	cmd.Flags().StringVarP(&k.output, "write", "w", "", "write to this file (mode 0600) instead of stdout")

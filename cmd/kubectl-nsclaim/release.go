@@ -32,13 +32,19 @@ type releaseOptions struct {
 func newReleaseCommand(o *options) *cobra.Command {
 	r := &releaseOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "release NAME",
+		Use:   "release [NAME]",
 		Short: "Delete a claim; its namespace goes with it",
 		Long: `Delete a claim; the operator deletes its namespace and credentials. With --wait, return once the
 claim is gone, which is once its namespace is gone (the claim's finalizer waits for it). A claim that
 does not exist is not an error unless --ignore-not-found=false, so a clean-up step may always run.`,
-		Args: args(1, 1),
-		RunE: func(cmd *cobra.Command, a []string) error { return r.run(cmd.Context(), a[0]) },
+		Args: args(0, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			name, err := claimName(a)
+			if err != nil {
+				return err
+			}
+			return r.run(cmd.Context(), name)
+		},
 	}
 	cmd.Flags().BoolVar(&r.wait, "wait", false, "wait until the claim and its namespace are gone")
 	cmd.Flags().DurationVar(&r.timeout, "timeout", 3*time.Minute, "how long to wait")

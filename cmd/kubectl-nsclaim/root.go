@@ -19,6 +19,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -61,6 +62,17 @@ Stdout carries only what -o asks for; everything else goes to stderr. Exit codes
 	root.AddCommand(newClaimCommand(o), newKubeconfigCommand(o), newExtendCommand(o), newReleaseCommand(o),
 		newListCommand(o), newWhyCommand(o), newPipelineIdentityCommand(o), newTokenCommand(o))
 	return root
+}
+
+// claimName is the NAME argument, or inside a CI job the name "claim" derives for the job.
+func claimName(a []string) (string, error) {
+	if len(a) == 1 {
+		return a[0], nil
+	}
+	if name, ok := cli.DefaultClaimName(os.Getenv, ""); ok {
+		return name, nil
+	}
+	return "", &cli.UsageError{Msg: "NAME is required outside a CI job (inside one it defaults to the job's claim)"}
 }
 
 // args checks the number of positional arguments, as a usage error.

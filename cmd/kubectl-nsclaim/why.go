@@ -26,15 +26,19 @@ import (
 
 func newWhyCommand(o *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "why NAME",
+		Use:   "why [NAME]",
 		Short: "Explain a claim's state: its conditions, who must act and what to do",
-		Args:  args(1, 1),
+		Args:  args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			s, err := o.session()
 			if err != nil {
 				return err
 			}
-			claim, err := s.mustGet(cmd.Context(), a[0])
+			name, err := claimName(a)
+			if err != nil {
+				return err
+			}
+			claim, err := s.mustGet(cmd.Context(), name)
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,10 @@ import (
 // and a parallel run never share a claim (and one's release never deletes the other's namespace),
 // and the namespace name the operator derives from it (keyed by the requester namespace) never
 // collides with another repository's. The result is a DNS-1123 label of at most 63 characters.
-func DefaultClaimName(getenv func(string) string, random string) string {
+// Inside a CI job the name is the same for every command of the job (claim, then kubeconfig or release),
+// so they need no NAME; ok is false outside CI, where the name is random and commands other than
+// claim must be given one.
+func DefaultClaimName(getenv func(string) string, random string) (name string, ok bool) {
 	switch {
 	case getenv("GITHUB_ACTIONS") == "true" && getenv("GITHUB_RUN_ID") != "":
 		parts := []string{"gh"}
@@ -43,11 +46,11 @@ func DefaultClaimName(getenv func(string) string, random string) string {
 		if job := getenv("GITHUB_JOB"); job != "" {
 			parts = append(parts, job)
 		}
-		return provision.Label(strings.ToLower(strings.Join(parts, "-")))
+		return provision.Label(strings.ToLower(strings.Join(parts, "-"))), true
 	case getenv("GITLAB_CI") == "true" && getenv("CI_JOB_ID") != "":
-		return provision.Label("gl-" + getenv("CI_JOB_ID"))
+		return provision.Label("gl-" + getenv("CI_JOB_ID")), true
 	}
-	return provision.Label("nsc-" + strings.ToLower(random))
+	return provision.Label("nsc-" + strings.ToLower(random)), false
 }
 
 // githubPR returns N of a pull request's ref (refs/pull/N/merge).

@@ -25,19 +25,23 @@ import (
 
 func TestDefaultClaimName(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		env  map[string]string
-		want string
+		name   string
+		env    map[string]string
+		want   string
+		wantCI bool
 	}{
-		{"github push", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "123", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_JOB": "deploy", "GITHUB_REF": "refs/heads/main"}, "gh-123-2-deploy"},
-		{"github pull request", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "123", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_JOB": "e2e", "GITHUB_REF": "refs/pull/42/merge"}, "gh-pr-42-123-1-e2e"},
-		{"github, job id with capitals and underscores", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "9", "GITHUB_JOB": "Deploy_Staging"}, "gh-9-1-deploy-staging-"},
-		{"gitlab", map[string]string{"GITLAB_CI": "true", "CI_JOB_ID": "777"}, "gl-777"},
-		{"no CI", map[string]string{}, "nsc-ab12cd"},
-		{"github without a run id", map[string]string{"GITHUB_ACTIONS": "true"}, "nsc-ab12cd"},
+		{"github push", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "123", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_JOB": "deploy", "GITHUB_REF": "refs/heads/main"}, "gh-123-2-deploy", true},
+		{"github pull request", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "123", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_JOB": "e2e", "GITHUB_REF": "refs/pull/42/merge"}, "gh-pr-42-123-1-e2e", true},
+		{"github, job id with capitals and underscores", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": "9", "GITHUB_JOB": "Deploy_Staging"}, "gh-9-1-deploy-staging-", true},
+		{"gitlab", map[string]string{"GITLAB_CI": "true", "CI_JOB_ID": "777"}, "gl-777", true},
+		{"no CI", map[string]string{}, "nsc-ab12cd", false},
+		{"github without a run id", map[string]string{"GITHUB_ACTIONS": "true"}, "nsc-ab12cd", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := DefaultClaimName(func(k string) string { return tc.env[k] }, "AB12CD")
+			got, ci := DefaultClaimName(func(k string) string { return tc.env[k] }, "AB12CD")
+			if ci != tc.wantCI {
+				t.Errorf("DefaultClaimName() from CI = %v, want %v", ci, tc.wantCI)
+			}
 			if !strings.HasPrefix(got, tc.want) {
 				t.Errorf("DefaultClaimName() = %q, want %q (a prefix, for names that carry a hash)", got, tc.want)
 			}
@@ -59,7 +63,8 @@ func TestDefaultClaimNameSeparatesRuns(t *testing.T) {
 		for k, v := range change {
 			env[k] = v
 		}
-		return DefaultClaimName(func(k string) string { return env[k] }, "x")
+		n, _ := DefaultClaimName(func(k string) string { return env[k] }, "x")
+		return n
 	}
 	first := name(nil)
 	for what, change := range map[string]map[string]string{
