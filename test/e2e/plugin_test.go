@@ -57,7 +57,7 @@ var (
 )
 
 // pluginBin is the plugin under test: $NSCLAIM_PLUGIN (hack/test-local.sh builds it), else built here.
-func pluginBin(t *testing.T) string {
+func pluginBin(t testing.TB) string {
 	t.Helper()
 	pluginOnce.Do(func() {
 		if pluginPath = os.Getenv("NSCLAIM_PLUGIN"); pluginPath != "" {
@@ -80,7 +80,7 @@ func pluginBin(t *testing.T) string {
 
 // pathWithTools is a PATH where kubectl and kubectl-nsclaim are the binaries under test, so that
 // "kubectl nsclaim" and a kubeconfig's exec plugin find them, as on a runner.
-func pathWithTools(t *testing.T) string {
+func pathWithTools(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	kubectlPath, err := exec.LookPath(kubectlBin())
@@ -104,7 +104,7 @@ func (r result) String() string {
 
 // runPlugin runs the plugin with kubeconfig and args, extra environment variables added; it fails the
 // test if the plugin does not end within 4 minutes.
-func runPlugin(t *testing.T, kubeconfig string, env []string, args ...string) result {
+func runPlugin(t testing.TB, kubeconfig string, env []string, args ...string) result {
 	t.Helper()
 	cctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
@@ -127,7 +127,7 @@ func runPlugin(t *testing.T, kubeconfig string, env []string, args ...string) re
 // pluginPipeline makes a requester namespace and, as the admin, a pipeline identity in it with the
 // plugin's pipeline-identity command (the shipped pipeline ClusterRole, nothing else). It returns the
 // namespace and the identity's kubeconfig.
-func pluginPipeline(t *testing.T, name string) (string, string) {
+func pluginPipeline(t testing.TB, name string) (string, string) {
 	t.Helper()
 	t.Cleanup(func() { checkInvariants(t) })
 	g := NewWithT(t)
