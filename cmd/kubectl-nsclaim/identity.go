@@ -91,15 +91,7 @@ func (p *identityOptions) run(ctx context.Context, ns string) error {
 	if d := time.Until(exp); d < p.duration-time.Minute {
 		p.logf("warning: the API server shortened the token's lifetime to %s (--service-account-max-token-expiration)", d.Round(time.Minute))
 	}
-	raw, err := p.flags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return fmt.Errorf("reading the kubeconfig: %w", err)
-	}
-	contextName := ""
-	if p.flags.Context != nil {
-		contextName = *p.flags.Context
-	}
-	kc, err := cli.PipelineKubeconfig(raw, contextName, ns, ns+"-"+p.name, tr.Status.Token)
+	kc, err := cli.PipelineKubeconfig(cli.FromRESTConfig(cfg), ns, ns+"-"+p.name, tr.Status.Token)
 	if err != nil {
 		return err
 	}

@@ -124,15 +124,11 @@ func kubeconfigOf(ctx context.Context, o *options, s *session, claim *tenancyv1a
 		}
 		return kc, nil
 	}
-	raw, err := o.flags.ToRawKubeConfigLoader().RawConfig()
+	rc, err := o.flags.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
 	}
-	contextName := ""
-	if o.flags.Context != nil {
-		contextName = *o.flags.Context
-	}
-	cfg, err := cli.KeylessKubeconfig(raw, contextName, claim.Status.Namespace, src)
+	cfg, err := cli.KeylessKubeconfig(cli.FromRESTConfig(rc), claim.Status.Namespace, src)
 	if err != nil {
 		return nil, err
 	}

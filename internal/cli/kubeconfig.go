@@ -19,6 +19,7 @@ package cli
 import (
 	"fmt"
 
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
@@ -56,47 +57,80 @@ func ExecAuth(src TokenSource) *clientcmdapi.AuthInfo {
 	}}
 }
 
-// KeylessKubeconfig is the kubeconfig of a keyless claim (credentials mode Requester): the caller's
-// current context (from raw, after --context; its cluster and user, certificates embedded) with the
-// claim's namespace as default namespace. With a token source, the user is replaced by ExecAuth, so the
-// kubeconfig keeps working after the ID token it was made with expires.
-func KeylessKubeconfig(raw clientcmdapi.Config, contextName, namespace string, src TokenSource) (*clientcmdapi.Config, error) {
-	if contextName != "" {
-		raw.CurrentContext = contextName
+// current returns the cluster and user of cfg's current context (a kubeconfig merged with kubectl's
+// flags, where --server and --token alone make a context of empty name), with files embedded.
+func current(cfg clientcmdapi.Config) (*clientcmdapi.Cluster, *clientcmdapi.AuthInfo, error) {
+	kctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		return nil, nil, fmt.Errorf("the kubeconfig has no context %q", cfg.CurrentContext)
 	}
-	cfg := raw.DeepCopy()
-	if err := clientcmdapi.MinifyConfig(cfg); err != nil {
-		return nil, fmt.Errorf("reading the current context: %w", err)
+	cluster, ok := cfg.Clusters[kctx.Cluster]
+	if !ok || cluster.Server == "" {
+		return nil, nil, fmt.Errorf("the kubeconfig's context %q names no cluster with a server", cfg.CurrentContext)
 	}
-	if err := clientcmdapi.FlattenConfig(cfg); err != nil {
-		return nil, fmt.Errorf("embedding the kubeconfig's files: %w", err)
+	out := clientcmdapi.NewConfig()
+	out.Clusters["c"] = cluster.DeepCopy()
+	out.AuthInfos["u"] = clientcmdapi.NewAuthInfo()
+	if a, ok := cfg.AuthInfos[kctx.AuthInfo]; ok {
+		out.AuthInfos["u"] = a.DeepCopy()
 	}
-	kctx := cfg.Contexts[cfg.CurrentContext]
-	kctx.Namespace = namespace
+	if err := clientcmdapi.FlattenConfig(out); err != nil {
+		return nil, nil, fmt.Errorf("embedding the kubeconfig's files: %w", err)
+	}
+	return out.Clusters["c"], out.AuthInfos["u"], nil
+}
+
+// single is a kubeconfig of one context, name, with cluster, user and default namespace.
+func single(name string, cluster *clientcmdapi.Cluster, user *clientcmdapi.AuthInfo, namespace string) *clientcmdapi.Config {
+	out := clientcmdapi.NewConfig()
+	out.Clusters[name] = cluster
+	out.AuthInfos[name] = user
+	out.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: namespace}
+	out.CurrentContext = name
+	return out
+}
+
+// KeylessKubeconfig is the kubeconfig of a keyless claim (credentials mode Requester): the cluster and
+// user of the caller's current context (merged, its certificates embedded) with the claim's namespace
+// as default namespace, in one context named after the namespace. With a token source, the user is
+// replaced by ExecAuth, so the kubeconfig keeps working after the ID token it was made with expires.
+func KeylessKubeconfig(merged clientcmdapi.Config, namespace string, src TokenSource) (*clientcmdapi.Config, error) {
+	cluster, user, err := current(merged)
+	if err != nil {
+		return nil, err
+	}
 	if !src.IsZero() {
-		cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{kctx.AuthInfo: ExecAuth(src)}
+		user = ExecAuth(src)
 	}
-	return cfg, nil
+	return single(namespace, cluster, user, namespace), nil
 }
 
 // PipelineKubeconfig is the kubeconfig of a pipeline identity: the cluster of the caller's current
-// context (server, CA) with a bearer token, namespace as the default namespace.
-func PipelineKubeconfig(raw clientcmdapi.Config, contextName, namespace, user, token string) (*clientcmdapi.Config, error) {
-	if contextName != "" {
-		raw.CurrentContext = contextName
+// context (server, CA) with a bearer token, namespace as the default namespace, in one context named
+// user. Nothing of the caller's own credentials is copied.
+func PipelineKubeconfig(merged clientcmdapi.Config, namespace, user, token string) (*clientcmdapi.Config, error) {
+	cluster, _, err := current(merged)
+	if err != nil {
+		return nil, err
 	}
-	cfg := raw.DeepCopy()
-	if err := clientcmdapi.MinifyConfig(cfg); err != nil {
-		return nil, fmt.Errorf("reading the current context: %w", err)
-	}
-	if err := clientcmdapi.FlattenConfig(cfg); err != nil {
-		return nil, fmt.Errorf("embedding the kubeconfig's files: %w", err)
-	}
-	clusterName := cfg.Contexts[cfg.CurrentContext].Cluster
+	return single(user, cluster, &clientcmdapi.AuthInfo{Token: token}, namespace), nil
+}
+
+// FromRESTConfig is a kubeconfig of one context (of empty name) that connects as cfg does: the
+// kubeconfig and every kubectl flag (--server, --token, --context, --as, ...) as client-go resolved them.
+func FromRESTConfig(cfg *rest.Config) clientcmdapi.Config {
 	out := clientcmdapi.NewConfig()
-	out.Clusters[clusterName] = cfg.Clusters[clusterName]
-	out.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
-	out.Contexts[user] = &clientcmdapi.Context{Cluster: clusterName, AuthInfo: user, Namespace: namespace}
-	out.CurrentContext = user
-	return out, nil
+	out.Clusters[""] = &clientcmdapi.Cluster{
+		Server: cfg.Host, CertificateAuthority: cfg.CAFile, CertificateAuthorityData: cfg.CAData,
+		InsecureSkipTLSVerify: cfg.Insecure, TLSServerName: cfg.ServerName,
+	}
+	out.AuthInfos[""] = &clientcmdapi.AuthInfo{
+		Token: cfg.BearerToken, TokenFile: cfg.BearerTokenFile,
+		ClientCertificate: cfg.CertFile, ClientCertificateData: cfg.CertData, ClientKey: cfg.KeyFile, ClientKeyData: cfg.KeyData,
+		Username: cfg.Username, Password: cfg.Password, Exec: cfg.ExecProvider, AuthProvider: cfg.AuthProvider,
+		Impersonate: cfg.Impersonate.UserName, ImpersonateUID: cfg.Impersonate.UID, ImpersonateGroups: cfg.Impersonate.Groups,
+		ImpersonateUserExtra: cfg.Impersonate.Extra,
+	}
+	out.Contexts[""] = &clientcmdapi.Context{}
+	return *out
 }

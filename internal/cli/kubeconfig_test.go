@@ -24,6 +24,7 @@ import (
 	"time"
 
 	clientauthv1 "k8s.io/client-go/pkg/apis/clientauthentication/v1"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
@@ -51,7 +52,8 @@ func TestKeylessKubeconfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := rawConfig()
-			got, err := KeylessKubeconfig(raw, "ci", "app-pr-1", tc.src)
+			raw.CurrentContext = "ci"
+			got, err := KeylessKubeconfig(raw, "app-pr-1", tc.src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,6 +66,9 @@ func TestKeylessKubeconfig(t *testing.T) {
 			}
 			if a := got.AuthInfos[kctx.AuthInfo]; a.Token != tc.wantAuth.Token || !reflect.DeepEqual(a.Exec, tc.wantAuth.Exec) {
 				t.Errorf("user %+v, want %+v", a, tc.wantAuth)
+			}
+			if got.CurrentContext != "app-pr-1" {
+				t.Errorf("context %q", got.CurrentContext)
 			}
 			if raw.Contexts["ci"].Namespace != "pipelines" {
 				t.Error("the caller's config was changed")
@@ -82,7 +87,7 @@ func TestExecAuthArgs(t *testing.T) {
 }
 
 func TestPipelineKubeconfig(t *testing.T) {
-	got, err := PipelineKubeconfig(rawConfig(), "", "pipelines", "pipeline", "sa-token")
+	got, err := PipelineKubeconfig(rawConfig(), "pipelines", "pipeline", "sa-token")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,5 +139,38 @@ func TestExecCredential(t *testing.T) {
 	if cred.Kind != "ExecCredential" || cred.APIVersion != "client.authentication.k8s.io/v1" || cred.Status.Token != "tok" ||
 		!cred.Status.ExpirationTimestamp.Time.Equal(exp.Add(-time.Minute)) {
 		t.Errorf("got %s", out)
+	}
+}
+
+// kubectl's --server and --token without a kubeconfig make a context, cluster and user of empty names.
+func TestKeylessKubeconfigFromFlagsOnly(t *testing.T) {
+	merged := *clientcmdapi.NewConfig()
+	merged.Clusters[""] = &clientcmdapi.Cluster{Server: "https://k", CertificateAuthorityData: []byte("CA")}
+	merged.AuthInfos[""] = &clientcmdapi.AuthInfo{Token: "id-token"}
+	merged.Contexts[""] = &clientcmdapi.Context{}
+	got, err := KeylessKubeconfig(merged, "app-1", TokenSource{Env: "NSCLAIM_ID_TOKEN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx := got.Contexts[got.CurrentContext]
+	if got.Clusters[kctx.Cluster].Server != "https://k" || got.AuthInfos[kctx.AuthInfo].Exec == nil || got.AuthInfos[kctx.AuthInfo].Token != "" {
+		t.Errorf("got %+v", got)
+	}
+	if _, err := KeylessKubeconfig(*clientcmdapi.NewConfig(), "x", TokenSource{}); err == nil {
+		t.Error("an empty kubeconfig gave no error")
+	}
+}
+
+func TestFromRESTConfig(t *testing.T) {
+	cfg := &rest.Config{Host: "https://k", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("CA")}, BearerToken: "t",
+		Impersonate: rest.ImpersonationConfig{UserName: "bob"}}
+	got, err := KeylessKubeconfig(FromRESTConfig(cfg), "ns-1", TokenSource{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx := got.Contexts[got.CurrentContext]
+	c, u := got.Clusters[kctx.Cluster], got.AuthInfos[kctx.AuthInfo]
+	if c.Server != "https://k" || string(c.CertificateAuthorityData) != "CA" || u.Token != "t" || u.Impersonate != "bob" || kctx.Namespace != "ns-1" {
+		t.Errorf("got cluster %+v, user %+v, context %+v", c, u, kctx)
 	}
 }

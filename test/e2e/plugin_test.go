@@ -133,7 +133,9 @@ func pluginPipeline(t testing.TB, name string) (string, string) {
 	g := NewWithT(t)
 	ns := fmt.Sprintf("%s-%d", name, time.Now().UnixNano()%100000)
 	g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	t.Cleanup(func() { _ = admin.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	t.Cleanup(func() {
+		_ = admin.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
 	path := filepath.Join(t.TempDir(), "pipeline.kubeconfig")
 	r := runPlugin(t, os.Getenv("KUBECONFIG"), nil, "pipeline-identity", ns, "--duration", "1h", "-w", path)
 	g.Expect(r.code).To(Equal(0), r.String())
