@@ -87,15 +87,17 @@ func (l *listOptions) run(ctx context.Context) error {
 		return printJSON(l.options, claims)
 	case outputName:
 		for _, c := range claims {
-			fmt.Fprintln(l.out, c.Name)
+			if _, err := fmt.Fprintln(l.out, c.Name); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
 	w := tabwriter.NewWriter(l.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tPHASE\tREASON\tNAMESPACE\tCLASS\tEXPIRES\tAGE")
+	_, _ = fmt.Fprintln(w, "NAME\tPHASE\tREASON\tNAMESPACE\tCLASS\tEXPIRES\tAGE")
 	for _, c := range claims {
 		st := cli.Classify(&c)
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, st.Phase, st.Reason, c.Status.Namespace, c.Status.ClassName, cli.Expiry(&c),
+		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, st.Phase, st.Reason, c.Status.Namespace, c.Status.ClassName, cli.Expiry(&c),
 			time.Since(c.CreationTimestamp.Time).Round(time.Second))
 	}
 	return w.Flush()

@@ -39,9 +39,9 @@ func newOptions(out, errOut io.Writer) *options {
 	return &options{flags: genericclioptions.NewConfigFlags(true), out: out, errOut: errOut}
 }
 
-// logf writes a diagnostic line to stderr, never to stdout.
+// logf writes a diagnostic line to stderr, never to stdout; a failed write is not worth failing for.
 func (o *options) logf(format string, args ...any) {
-	fmt.Fprintf(o.errOut, format+"\n", args...)
+	_, _ = fmt.Fprintf(o.errOut, format+"\n", args...)
 }
 
 func newRootCommand(o *options) *cobra.Command {

@@ -41,8 +41,9 @@ func withReady(status metav1.ConditionStatus, reason string, gen int64) claimOpt
 	}
 }
 
-func withNamespace(ns string) claimOpt {
-	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Namespace = ns }
+// provisioned sets status.namespace, as the operator does once it made the namespace.
+func provisioned() claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Namespace = "ci-pr-1" }
 }
 
 func expired() claimOpt {
@@ -68,8 +69,8 @@ func TestClassify(t *testing.T) {
 		{"no status yet", newClaim(), PhasePending},
 		{"provisioning", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ProvisioningReason, 1)), PhasePending},
 		{"internal error is transient", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.InternalErrorReason, 1)), PhasePending},
-		{"ready", newClaim(withNamespace("ci-pr-1"), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 1)), PhaseReady},
-		{"ready for an older generation", newClaim(withNamespace("ci-pr-1"), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 0)), PhasePending},
+		{"ready", newClaim(provisioned(), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 1)), PhaseReady},
+		{"ready for an older generation", newClaim(provisioned(), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 0)), PhasePending},
 		{"refused", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.NamespaceTakenReason, 1)), PhaseRefused},
 		{"refused: creator not admitted", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.CreatorNotAdmittedReason, 1)), PhaseRefused},
 		{"expired", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ExpiredReason, 1), expired()), PhaseExpired},
@@ -85,7 +86,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestDecideExisting(t *testing.T) {
-	ready := []claimOpt{withClass("ci"), withNamespace("ci-pr-1"), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 1)}
+	ready := []claimOpt{withClass("ci"), provisioned(), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 1)}
 	for _, tc := range []struct {
 		name      string
 		existing  *tenancyv1alpha1.NamespaceClaim
@@ -124,7 +125,7 @@ func TestDecideExisting(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	deletingClaim := newClaim(withNamespace("ci-pr-1"), deleting())
+	deletingClaim := newClaim(provisioned(), deleting())
 	deletingClaim.Finalizers = []string{tenancyv1alpha1.ClaimFinalizer}
 	for _, tc := range []struct {
 		name  string

@@ -121,10 +121,9 @@ func TestGitLabComponent(t *testing.T) {
 	g.Expect(stopJob.Environment).To(HaveKeyWithValue("action", "stop"))
 	g.Expect(stopJob.Environment["name"]).To(Equal(claimJob.Environment["name"]))
 
-	env := []string{"GITLAB_CI=true", "CI_PROJECT_ID=4711", "CI_ENVIRONMENT_SLUG=review-feat-x-abc123", "CI_COMMIT_REF_SLUG=feat-x",
-		"NSCLAIM_KUBECONFIG=" + pipelineKC, "PATH=" + pathWithTools(t), "KUBECACHEDIR=" + t.TempDir()}
 	dir := t.TempDir()
-	env = append(env, "CI_PROJECT_DIR="+dir, "CI_JOB_ID=1001")
+	env := []string{"GITLAB_CI=true", "CI_PROJECT_ID=4711", "CI_ENVIRONMENT_SLUG=review-feat-x-abc123", "CI_COMMIT_REF_SLUG=feat-x",
+		"NSCLAIM_KUBECONFIG=" + pipelineKC, "PATH=" + pathWithTools(t), "KUBECACHEDIR=" + t.TempDir(), "CI_PROJECT_DIR=" + dir, "CI_JOB_ID=1001"}
 	code, out := runGitLabJob(t, jobs, "nsclaim-claim", dir, env)
 	g.Expect(code).To(Equal(0), out)
 	dotenv, err := os.ReadFile(filepath.Join(dir, "nsclaim.env"))
