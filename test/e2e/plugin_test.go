@@ -328,14 +328,23 @@ func TestPluginReusesAnExpiredName(t *testing.T) {
 	g.Expect(r.code).To(Equal(0), r.String())
 }
 
-// TestPluginTimesOutWaiting: --timeout ends a wait for Ready with exit code 4 and the last state.
+// TestPluginTimesOutWaiting: --timeout ends a wait for Ready with exit code 4; the claim stays, and
+// --if-exists=recreate replaces it.
 func TestPluginTimesOutWaiting(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	_, pipelineKC := pluginPipeline(t, "plugin-timeout")
+	ns, pipelineKC := pluginPipeline(t, "plugin-timeout")
 	r := runPlugin(t, pipelineKC, nil, "claim", "quick", "--class", className, "--timeout", "1ms")
 	g.Expect(r.code).To(Equal(cli.ExitTimeout), r.String())
 	g.Expect(r.stdout).To(BeEmpty())
+	first := claimOf(g, ns, "quick")
+	// --if-exists=recreate deletes the claim, waits until it is gone, and claims anew.
+	r = runPlugin(t, pipelineKC, nil, "claim", "quick", "--class", className, "--if-exists", "recreate")
+	g.Expect(r.code).To(Equal(0), r.String())
+	g.Expect(r.stderr).To(ContainSubstring("deleting it to claim again"))
+	second := claimOf(g, ns, "quick")
+	g.Expect(second.UID).NotTo(Equal(first.UID))
+	g.Expect(r.stdout).To(Equal(second.Status.Namespace + "\n"))
 	r = runPlugin(t, pipelineKC, nil, "release", "quick", "--wait")
 	g.Expect(r.code).To(Equal(0), r.String())
 }
