@@ -135,7 +135,8 @@ func main() {
 	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
 		"Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")
 	flag.DurationVar(&o.fenceCheckInterval, "fence-check-interval", envDuration("NSCLAIM_FENCE_CHECK_INTERVAL", 5*time.Minute),
-		"How often to check that the admission fence (config/fence) is installed as shipped; the first check runs at start."+
+		"How often to check that the admission fence (config/fence) is installed as shipped, as a backstop: the first check runs at start,"+
+			" and a watch on the fence's objects checks again within a second of any change."+
 			" 0 turns the check off, which --require-fence does not allow (NSCLAIM_FENCE_CHECK_INTERVAL).")
 	flag.BoolVar(&o.requireFence, "require-fence", envBool("NSCLAIM_REQUIRE_FENCE", true),
 		"Provision nothing while the admission fence (config/fence) is missing or altered; claims wait with Ready=False, reason "+
@@ -318,14 +319,15 @@ func run(o options) error {
 	// address there (OLM's console lists the conditions).
 	reportKubeconfigServer(context.Background(), olmReporter, endpoint)
 
-	// The fence check runs on the leader: once right at start, then every --fence-check-interval.
+	// The fence check runs on the leader: once right at start, within a second of any change of the
+	// fence's objects (watched by name), and every --fence-check-interval as a backstop.
 	if fenceObs != nil {
 		want, err := fence.Shipped()
 		if err != nil {
 			return fmt.Errorf("loading the shipped admission fence: %w", err)
 		}
 		fenceObs.reporter = olmReporter
-		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, fenceObs.observe)); err != nil {
+		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, fenceObs.observe, fence.WithWatch(mgr.GetConfig()))); err != nil {
 			return fmt.Errorf("adding fence check: %w", err)
 		}
 	} else {

@@ -33,6 +33,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
@@ -214,24 +215,38 @@ type field struct {
 }
 
 // NewRunnable returns a manager.Runnable that checks the fence when the manager starts and then every
-// `every` (which must be positive), and calls observe with each result. observe runs on the runnable's
-// goroutine and must not block for long. A check cut short by shutdown is not observed. The runnable
-// runs only on the elected leader, so one replica reports.
-func NewRunnable(c client.Reader, want Expected, every time.Duration, observe func(Status)) manager.Runnable {
-	return &checker{reader: c, want: want, every: every, observe: observe}
+// `every` (which must be positive), and calls observe with each result; WithWatch adds a check soon
+// after any change of the fence's objects. observe runs on the runnable's goroutine and must not block
+// for long. A check cut short by shutdown is not observed. The runnable runs only on the elected
+// leader, so one replica reports.
+func NewRunnable(c client.Reader, want Expected, every time.Duration, observe func(Status), opts ...Option) manager.Runnable {
+	ch := &checker{reader: c, want: want, every: every, observe: observe}
+	for _, o := range opts {
+		o(ch)
+	}
+	return ch
 }
 
 type checker struct {
-	reader  client.Reader
-	want    Expected
-	every   time.Duration
-	observe func(Status)
+	reader      client.Reader
+	want        Expected
+	every       time.Duration
+	observe     func(Status)
+	watchConfig *rest.Config
 }
 
-// Start checks at once, then on every tick until ctx is done.
+// Start checks at once, then on every tick and (WithWatch) after every change of the fence, until ctx
+// is done.
 func (c *checker) Start(ctx context.Context) error {
 	if c.every <= 0 {
 		return fmt.Errorf("fence check interval must be positive, got %s", c.every)
+	}
+	var changes <-chan struct{}
+	if c.watchConfig != nil {
+		var err error
+		if changes, err = watchFence(ctx, c.watchConfig, c.want); err != nil {
+			return err
+		}
 	}
 	ticker := time.NewTicker(c.every)
 	defer ticker.Stop()
@@ -245,6 +260,17 @@ func (c *checker) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
+		case <-changes:
+			// Let the rest of an apply land, then check once for all of it.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(settle):
+			}
+			select {
+			case <-changes:
+			default:
+			}
 		}
 	}
 }

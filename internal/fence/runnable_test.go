@@ -97,6 +97,56 @@ func TestRunnable(t *testing.T) {
 	g.Eventually(done).Should(Receive(BeNil()))
 }
 
+// TestRunnableWatches: with WithWatch, applying, breaking and repairing the fence are each reported within
+// seconds although the periodic check is an hour away, watching as a user that has only the markers' RBAC
+// (list and watch by name).
+func TestRunnableWatches(t *testing.T) {
+	env, cfg := startEnvtest(t)
+	g := NewWithT(t)
+	admin, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	reader, userCfg := userWithMarkerRBAC(ctx, t, env, admin)
+	want, err := Shipped()
+	g.Expect(err).NotTo(HaveOccurred())
+
+	results := make(chan Status, 100)
+	runnable := NewRunnable(reader, want, time.Hour, func(s Status) { results <- s }, WithWatch(userCfg))
+	done := make(chan error)
+	go func() { done <- runnable.Start(ctx) }()
+	// The first check, at start, finds nothing.
+	g.Eventually(results).Should(Receive(HaveField("Intact", BeFalse())))
+
+	var last Status
+	latest := func() Status {
+		for {
+			select {
+			case s := <-results:
+				last = s
+			default:
+				return last
+			}
+		}
+	}
+	applied := time.Now()
+	for _, o := range []client.Object{want.Policy, want.Binding, want.LabelGuard, want.LabelGuardBinding} {
+		g.Expect(admin.Create(ctx, o.DeepCopyObject().(client.Object))).To(Succeed())
+	}
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true}))
+	t.Logf("fence applied: intact reported after %s", time.Since(applied).Round(time.Millisecond))
+
+	g.Expect(admin.Delete(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Problems: []string{
+		"ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard is missing",
+	}}))
+	g.Expect(admin.Create(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true}))
+
+	cancel()
+	g.Eventually(done).Should(Receive(BeNil()))
+}
+
 // TestCheckWithoutRBAC: a checker that may not read the fence reports it as not known to be intact.
 func TestCheckWithoutRBAC(t *testing.T) {
 	env, cfg := startEnvtest(t)
@@ -131,15 +181,22 @@ func startEnvtestWith(t *testing.T, env *envtest.Environment) (*envtest.Environm
 }
 
 // readerWithMarkerRBAC returns an uncached client for a user bound to a ClusterRole holding exactly the
-// rule of this package's +kubebuilder:rbac marker.
+// rules of this package's +kubebuilder:rbac markers for the validating policies (get; list and watch).
 func readerWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Environment, admin client.Client) client.Reader {
+	t.Helper()
+	c, _ := userWithMarkerRBAC(ctx, t, env, admin)
+	return c
+}
+
+// userWithMarkerRBAC is readerWithMarkerRBAC and the user's rest.Config.
+func userWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Environment, admin client.Client) (client.Reader, *rest.Config) {
 	t.Helper()
 	g := NewWithT(t)
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fence-reader"}, Rules: []rbacv1.PolicyRule{{
 		APIGroups:     []string{admissionregistrationv1.GroupName},
 		Resources:     []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
 		ResourceNames: []string{"nsclaim-operator-fence", "nsclaim-operator-label-guard"},
-		Verbs:         []string{"get"},
+		Verbs:         []string{"get", "list", "watch"},
 	}}}
 	g.Expect(admin.Create(ctx, role)).To(Succeed())
 	g.Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fence-reader"},
@@ -158,5 +215,5 @@ func readerWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Enviro
 		}
 		return err
 	}).Should(Succeed())
-	return c
+	return c, rest.CopyConfig(user.Config())
 }
