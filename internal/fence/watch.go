@@ -78,10 +78,14 @@ func watchFence(ctx context.Context, cfg *rest.Config, want Expected) (<-chan st
 		informers = append(informers,
 			byName(p.policy.Name, &admissionregistrationv1.ValidatingAdmissionPolicy{},
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return policies.List(ctx, o) },
-				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return policies.Watch(ctx, o) }),
+				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					return policies.Watch(ctx, o)
+				}),
 			byName(p.binding.Name, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return bindings.List(ctx, o) },
-				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return bindings.Watch(ctx, o) }),
+				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					return bindings.Watch(ctx, o)
+				}),
 		)
 	}
 	for _, inf := range informers {
