@@ -95,8 +95,8 @@ test-metrics: control-plane kustomize prometheus ## Scrape a manager on a local 
 	PROMETHEUS=$(PROMETHEUS) hack/test-metrics.sh
 
 .PHONY: test-alerts
-test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/prometheus.
-	PROMTOOL=$(PROMTOOL) go test ./test/metrics/ -run TestAlertRules -count=1
+test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/prometheus, and check every alert has a runbook (docs/runbooks.md) and a firing test.
+	PROMTOOL=$(PROMTOOL) go test ./test/metrics/ -run 'TestAlertRules|TestAlertsHaveRunbooks' -count=1
 
 .PHONY: test-failover
 test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
