@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,8 @@ type fenceObserver struct {
 	reporter  *olmcondition.Reporter
 	namespace string
 	required  bool
+	// accepts names the fences accepted: this release's, then the previous release's.
+	accepts []string
 
 	mu   sync.Mutex
 	last *fence.Status
@@ -64,9 +67,18 @@ func (o *fenceObserver) FenceProblem() (checked bool, problem string) {
 		return true, ""
 	}
 	if len(o.last.Problems) == 0 {
-		return true, "the admission fence is not intact"
+		return true, "the admission fence is not intact" + o.versions(*o.last)
 	}
-	return true, strings.Join(o.last.Problems, "; ")
+	return true, strings.Join(o.last.Problems, "; ") + o.versions(*o.last)
+}
+
+// versions says which releases' fence objects were found and which the operator accepts.
+func (o *fenceObserver) versions(st fence.Status) string {
+	found := "none of its objects"
+	if len(st.Found) > 0 {
+		found = "objects labelled " + fence.VersionLabel + "=" + strings.Join(st.Found, ", ")
+	}
+	return fmt.Sprintf(" (found %s; this operator accepts the fence of release %s)", found, strings.Join(o.accepts, " or "))
 }
 
 func (o *fenceObserver) observe(st fence.Status) {
@@ -78,13 +90,17 @@ func (o *fenceObserver) observe(st fence.Status) {
 	if !changed {
 		return
 	}
-	status, reason, msg := metav1.ConditionTrue, "Intact", "The ValidatingAdmissionPolicy fence and its binding are installed as shipped"
+	status, reason, msg := metav1.ConditionTrue, "Intact", "The admission fence of release "+st.Release+" is installed as shipped"
+	if len(o.accepts) > 0 && st.Release != o.accepts[0] {
+		msg += "; accepted during an upgrade: apply fence.yaml of release " + o.accepts[0] + " next"
+	}
 	evType := corev1.EventTypeNormal
 	if !st.Intact {
-		status, reason, msg = metav1.ConditionFalse, "FenceMissingOrAltered", "The admission fence is missing or altered (see docs/security.md): "+strings.Join(st.Problems, "; ")
+		status, reason, msg = metav1.ConditionFalse, "FenceMissingOrAltered", "The admission fence is missing or altered (see docs/security.md): "+strings.Join(st.Problems, "; ")+o.versions(st)
 		evType = corev1.EventTypeWarning
 		if o.required {
-			msg += ". Provisioning is stopped until an admin applies it as shipped (kustomize build config/fence | kubectl apply --server-side -f -)" +
+			msg += ". Provisioning is stopped until an admin applies fence.yaml of release " + o.accepts[0] + " (kubectl apply --server-side -f fence.yaml;" +
+				" or kustomize build config/fence of that release | kubectl apply --server-side -f -)" +
 				" or opts out with NSCLAIM_REQUIRE_FENCE=false"
 			setupLog.Info("Admission fence is not intact; provisioning is stopped until it is applied as shipped (or NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems)
 		} else {
@@ -92,7 +108,7 @@ func (o *fenceObserver) observe(st fence.Status) {
 			setupLog.Info("Admission fence is not intact; nsclaim keeps working, with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems)
 		}
 	} else {
-		setupLog.Info("Admission fence is intact")
+		setupLog.Info("Admission fence is intact", "release", st.Release, "found", st.Found)
 	}
 	if o.recorder != nil && o.namespace != "" {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}

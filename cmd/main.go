@@ -326,8 +326,14 @@ func run(o options) error {
 		if err != nil {
 			return fmt.Errorf("loading the shipped admission fence: %w", err)
 		}
+		previous, err := fence.Previous()
+		if err != nil {
+			return fmt.Errorf("loading the previous release's admission fence: %w", err)
+		}
+		fenceObs.accepts = []string{want.Release, previous.Release}
 		fenceObs.reporter = olmReporter
-		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, fenceObs.observe, fence.WithWatch(mgr.GetConfig()))); err != nil {
+		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, fenceObs.observe,
+			fence.WithWatch(mgr.GetConfig()), fence.AlsoAccept(previous))); err != nil {
 			return fmt.Errorf("adding fence check: %w", err)
 		}
 	} else {

@@ -52,8 +52,9 @@ func fenceDecision(checked bool, problem string) *provision.Refusal {
 	case !checked:
 		return &provision.Refusal{Reason: tenancyv1alpha1.PendingReason, Message: "Waiting for the operator's first check of the admission fence"}
 	case problem != "":
-		return &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason, Message: "The admission fence (the ValidatingAdmissionPolicies of config/fence) is missing or altered: " +
-			problem + ". The operator provisions nothing until an admin applies it as shipped (kustomize build config/fence | kubectl apply --server-side -f -), or opts out with NSCLAIM_REQUIRE_FENCE=false"}
+		return &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason, Message: "The admission fence (the ValidatingAdmissionPolicies of the release's fence.yaml) is missing or altered: " +
+			problem + ". Nothing to change on the claim: it goes on by itself within seconds once a cluster admin applies fence.yaml of the operator's release" +
+			" (kubectl apply --server-side -f fence.yaml; docs/troubleshooting.md), or opts out with NSCLAIM_REQUIRE_FENCE=false"}
 	}
 	return nil
 }
