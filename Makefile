@@ -233,6 +233,21 @@ docker-push: ## Push docker image with the manager.
 	$(CONTAINER_TOOL) push ${IMG}
 
 .PHONY: build-installer
+# The manifests a release publishes (.github/workflows/release.yaml attaches them to the GitHub release):
+# install.yaml (config/release: CRDs, RBAC, the Deployment with IMG; no fence), fence.yaml
+# (config/fence/validating; Kubernetes 1.30+), fence-keyless.yaml (config/fence/keyless; 1.36+) and
+# monitoring.yaml (config/monitoring: ServiceMonitor, PrometheusRule).
+RELEASE_DIR ?= $(CURDIR)/tmp/release-v$(VERSION)
+.PHONY: release-manifests
+release-manifests: manifests kustomize ## Render the release's install.yaml, fence.yaml, fence-keyless.yaml and monitoring.yaml into RELEASE_DIR.
+	mkdir -p $(RELEASE_DIR)
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/release > $(RELEASE_DIR)/install.yaml
+	$(KUSTOMIZE) build config/fence/validating > $(RELEASE_DIR)/fence.yaml
+	$(KUSTOMIZE) build config/fence/keyless > $(RELEASE_DIR)/fence-keyless.yaml
+	$(KUSTOMIZE) build config/monitoring > $(RELEASE_DIR)/monitoring.yaml
+	@echo "release manifests of v$(VERSION) (image $(IMG)) in $(RELEASE_DIR)"
+
 build-installer: manifests generate kustomize ## Generate a consolidated YAML with CRDs and deployment.
 	mkdir -p dist
 	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
@@ -285,7 +300,9 @@ uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified 
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config.
+deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config (IMG must be an image you pushed unless VERSION is a release).
+	@if [ "$(origin IMG)" = "file" ] && ! hack/releases.sh list | grep -q "^$(VERSION) "; then \
+	  echo "make deploy: $(IMG) is not published (VERSION $(VERSION) is not released yet): build and push your own image and pass IMG=..., or install a release's install.yaml (README)" >&2; exit 1; fi
 	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply -f -
 

@@ -89,6 +89,7 @@ type options struct {
 	tokenPolicyDefault       string
 	fenceCheckInterval       time.Duration
 	requireFence             bool
+	startingClass            bool
 	minimumPodSecurity       string
 	credentialsCheckInterval time.Duration
 }
@@ -138,6 +139,9 @@ func main() {
 		"How often to check that the admission fence (config/fence) is installed as shipped, as a backstop: the first check runs at start,"+
 			" and a watch on the fence's objects checks again within a second of any change."+
 			" 0 turns the check off, which --require-fence does not allow (NSCLAIM_FENCE_CHECK_INTERVAL).")
+	flag.BoolVar(&o.startingClass, "starting-class", envBool("NSCLAIM_STARTING_CLASS", false),
+		"At start, create the NamespaceClass `ci` (marked default) when the cluster has no NamespaceClass at all, so that a claim works right after install;"+
+			" the shipped Deployment sets it (NSCLAIM_STARTING_CLASS: true or false).")
 	flag.BoolVar(&o.requireFence, "require-fence", envBool("NSCLAIM_REQUIRE_FENCE", true),
 		"Provision nothing while the admission fence (config/fence) is missing or altered; claims wait with Ready=False, reason "+
 			tenancyv1alpha1.FenceNotIntactReason+". false lets the operator work with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE: true or false).")
@@ -340,6 +344,15 @@ func run(o options) error {
 		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")
 	}
 
+	if o.startingClass {
+		class, err := startingClass()
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(&startingClassCreator{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), class: class}); err != nil {
+			return fmt.Errorf("adding the starting class: %w", err)
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
@@ -350,7 +363,7 @@ func run(o options) error {
 		return fmt.Errorf("adding cache sync check: %w", err)
 	}
 	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
-		"requireFence", o.requireFence, "minimumPodSecurity", o.minimumPodSecurity)
+		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
