@@ -79,7 +79,7 @@ test-unit: control-plane ## Run unit tests and the envtest suites (real kube-api
 	KUBEBUILDER_ASSETS="$(KUBE_BIN)" NSCLAIM_REQUIRE_ENVTEST=1 go test $$(go list ./... | grep -v /test/) ./test/invariants/ -coverprofile cover.out
 
 .PHONY: test-local
-test-local: control-plane build kustomize ## Run the e2e suite against a local cluster (started, then stopped, here).
+test-local: control-plane build kustomize ## Install from the release manifests alone (install.yaml, fence.yaml: a claim Ready within 30 s of the fence), then run the e2e suite, on a local cluster (started, then stopped, here).
 	hack/test-local.sh
 
 .PHONY: test-security
@@ -242,10 +242,7 @@ RELEASE_DIR ?= $(CURDIR)/tmp/release-v$(VERSION)
 release-manifests: manifests kustomize ## Render the release's install.yaml, fence.yaml, fence-keyless.yaml and monitoring.yaml into RELEASE_DIR.
 	mkdir -p $(RELEASE_DIR)
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/release > $(RELEASE_DIR)/install.yaml
-	$(KUSTOMIZE) build config/fence/validating > $(RELEASE_DIR)/fence.yaml
-	$(KUSTOMIZE) build config/fence/keyless > $(RELEASE_DIR)/fence-keyless.yaml
-	$(KUSTOMIZE) build config/monitoring > $(RELEASE_DIR)/monitoring.yaml
+	KUSTOMIZE=$(KUSTOMIZE) hack/release-manifests.sh $(RELEASE_DIR)
 	@echo "release manifests of v$(VERSION) (image $(IMG)) in $(RELEASE_DIR)"
 
 build-installer: manifests generate kustomize ## Generate a consolidated YAML with CRDs and deployment.

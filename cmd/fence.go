@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/nsclaim/nsclaim-operator/internal/controller"
@@ -48,12 +49,21 @@ type fenceObserver struct {
 	required  bool
 	// accepts names the fences accepted: this release's, then the previous release's.
 	accepts []string
+	// intact receives an event (coalesced) each time a check finds the fence intact after it was not
+	// (or at the first check), so claims held by the fence go on at once.
+	intact chan event.GenericEvent
 
 	mu   sync.Mutex
 	last *fence.Status
 }
 
-var _ controller.FenceGate = &fenceObserver{}
+var (
+	_ controller.FenceGate         = &fenceObserver{}
+	_ controller.FenceIntactEvents = &fenceObserver{}
+)
+
+// FenceIntactEvents implements controller.FenceIntactEvents.
+func (o *fenceObserver) FenceIntactEvents() <-chan event.GenericEvent { return o.intact }
 
 // FenceProblem implements controller.FenceGate: checked is false until the first check completed;
 // problem lists what is wrong with the fence, empty when it is intact. Safe for concurrent use.
@@ -87,6 +97,12 @@ func (o *fenceObserver) observe(st fence.Status) {
 	changed := o.last == nil || o.last.Intact != st.Intact || strings.Join(o.last.Problems, ";") != strings.Join(st.Problems, ";")
 	o.last = &st
 	o.mu.Unlock()
+	if changed && st.Intact && o.intact != nil {
+		select {
+		case o.intact <- event.GenericEvent{Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}}:
+		default: // one pending event already makes every held claim go on
+		}
+	}
 	if !changed {
 		return
 	}

@@ -34,6 +34,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -252,7 +253,8 @@ func run(o options) error {
 	// the first check found the fence intact.
 	var fenceObs *fenceObserver
 	if o.fenceCheckInterval > 0 {
-		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence}
+		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence,
+			intact: make(chan event.GenericEvent, 1)}
 	}
 	var fenceGate controller.FenceGate
 	if o.requireFence {
