@@ -327,32 +327,12 @@ func run(o options) error {
 
 	// The fence check runs on the leader: once right at start, within a second of any change of the
 	// fence's objects (watched by name), and every --fence-check-interval as a backstop.
-	if fenceObs != nil {
-		want, err := fence.Shipped()
-		if err != nil {
-			return fmt.Errorf("loading the shipped admission fence: %w", err)
-		}
-		previous, err := fence.Previous()
-		if err != nil {
-			return fmt.Errorf("loading the previous release's admission fence: %w", err)
-		}
-		fenceObs.accepts = []string{want.Release, previous.Release}
-		fenceObs.reporter = olmReporter
-		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, fenceObs.observe,
-			fence.WithWatch(mgr.GetConfig()), fence.AlsoAccept(previous))); err != nil {
-			return fmt.Errorf("adding fence check: %w", err)
-		}
-	} else {
-		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")
+	if err := addFenceCheck(mgr, fenceObs, olmReporter, o.fenceCheckInterval); err != nil {
+		return err
 	}
-
 	if o.startingClass {
-		class, err := startingClass()
-		if err != nil {
+		if err := addStartingClass(mgr); err != nil {
 			return err
-		}
-		if err := mgr.Add(&startingClassCreator{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), class: class}); err != nil {
-			return fmt.Errorf("adding the starting class: %w", err)
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -367,6 +347,43 @@ func run(o options) error {
 	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
 		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// addFenceCheck adds the leader's check of the admission fence (when obs is not nil): once right at
+// start, within a second of any change of the fence's objects (watched by name), and every interval as a
+// backstop; this release's fence and the previous release's are accepted.
+func addFenceCheck(mgr ctrl.Manager, obs *fenceObserver, reporter *olmcondition.Reporter, interval time.Duration) error {
+	if obs == nil {
+		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")
+		return nil
+	}
+	want, err := fence.Shipped()
+	if err != nil {
+		return fmt.Errorf("loading the shipped admission fence: %w", err)
+	}
+	previous, err := fence.Previous()
+	if err != nil {
+		return fmt.Errorf("loading the previous release's admission fence: %w", err)
+	}
+	obs.accepts = []string{want.Release, previous.Release}
+	obs.reporter = reporter
+	if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, interval, obs.observe,
+		fence.WithWatch(mgr.GetConfig()), fence.AlsoAccept(previous))); err != nil {
+		return fmt.Errorf("adding fence check: %w", err)
+	}
+	return nil
+}
+
+// addStartingClass adds the leader's one-time creation of the starting class (--starting-class).
+func addStartingClass(mgr ctrl.Manager) error {
+	class, err := startingClass()
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(&startingClassCreator{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), class: class}); err != nil {
+		return fmt.Errorf("adding the starting class: %w", err)
+	}
+	return nil
 }
 
 // envErrors collects malformed environment settings while the flags' defaults are read; validate

@@ -84,8 +84,9 @@ func readRepoFile(t *testing.T, path string) string {
 // tableReasons returns the first column of the rows of docs/troubleshooting.md's reason table.
 func tableReasons(doc string) []string {
 	row := regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` \\|")
-	var out []string
-	for _, m := range row.FindAllStringSubmatch(doc, -1) {
+	matches := row.FindAllStringSubmatch(doc, -1)
+	out := make([]string, 0, len(matches))
+	for _, m := range matches {
 		out = append(out, m[1])
 	}
 	return out
