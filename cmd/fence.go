@@ -82,6 +82,28 @@ func (o *fenceObserver) FenceProblem() (checked bool, problem string) {
 	return true, strings.Join(o.last.Problems, "; ") + o.versions(*o.last)
 }
 
+// own is the release whose fence this operator ships.
+func (o *fenceObserver) own() string {
+	if len(o.accepts) == 0 {
+		return "of this operator"
+	}
+	return o.accepts[0]
+}
+
+// intactMessage describes an intact fence: which release's fence it matches and how its objects are
+// labelled, and, when that is not this release's own, that applying this release's fence.yaml brings it
+// up to date (it is accepted meanwhile, as during an upgrade).
+func (o *fenceObserver) intactMessage(st fence.Status) string {
+	msg := "The admission fence is installed as shipped: it matches the fence of release " + st.Release
+	if len(st.Found) > 0 {
+		msg += " (objects labelled " + fence.VersionLabel + "=" + strings.Join(st.Found, ", ") + ")"
+	}
+	if st.Release != o.own() || len(st.Found) != 1 || st.Found[0] != o.own() {
+		msg += "; accepted, as during an upgrade: apply fence.yaml of release " + o.own() + " to bring it up to date"
+	}
+	return msg
+}
+
 // versions says which releases' fence objects were found and which the operator accepts.
 func (o *fenceObserver) versions(st fence.Status) string {
 	found := "none of its objects"
@@ -94,7 +116,8 @@ func (o *fenceObserver) versions(st fence.Status) string {
 func (o *fenceObserver) observe(st fence.Status) {
 	monitoring.SetFenceIntact(st.Intact)
 	o.mu.Lock()
-	changed := o.last == nil || o.last.Intact != st.Intact || strings.Join(o.last.Problems, ";") != strings.Join(st.Problems, ";")
+	changed := o.last == nil || o.last.Intact != st.Intact || strings.Join(o.last.Problems, ";") != strings.Join(st.Problems, ";") ||
+		o.last.Release != st.Release || strings.Join(o.last.Found, ",") != strings.Join(st.Found, ",")
 	o.last = &st
 	o.mu.Unlock()
 	if changed && st.Intact && o.intact != nil {
@@ -106,16 +129,13 @@ func (o *fenceObserver) observe(st fence.Status) {
 	if !changed {
 		return
 	}
-	status, reason, msg := metav1.ConditionTrue, "Intact", "The admission fence of release "+st.Release+" is installed as shipped"
-	if len(o.accepts) > 0 && st.Release != o.accepts[0] {
-		msg += "; accepted during an upgrade: apply fence.yaml of release " + o.accepts[0] + " next"
-	}
+	status, reason, msg := metav1.ConditionTrue, "Intact", o.intactMessage(st)
 	evType := corev1.EventTypeNormal
 	if !st.Intact {
 		status, reason, msg = metav1.ConditionFalse, "FenceMissingOrAltered", "The admission fence is missing or altered (see docs/security.md): "+strings.Join(st.Problems, "; ")+o.versions(st)
 		evType = corev1.EventTypeWarning
 		if o.required {
-			msg += ". Provisioning is stopped until an admin applies fence.yaml of release " + o.accepts[0] + " (kubectl apply --server-side -f fence.yaml;" +
+			msg += ". Provisioning is stopped until an admin applies fence.yaml of release " + o.own() + " (kubectl apply --server-side -f fence.yaml;" +
 				" or kustomize build config/fence of that release | kubectl apply --server-side -f -)" +
 				" or opts out with NSCLAIM_REQUIRE_FENCE=false"
 			setupLog.Info("Admission fence is not intact; provisioning is stopped until it is applied as shipped (or NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems)

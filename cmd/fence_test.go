@@ -48,3 +48,29 @@ func TestFenceProblemSaysWhatIsInstalled(t *testing.T) {
 		})
 	}
 }
+
+// TestFenceIntactMessage: an intact fence that is not exactly this release's (another release's content,
+// or objects labelled for another release) is accepted with a hint to apply this release's fence.yaml.
+func TestFenceIntactMessage(t *testing.T) {
+	const prefix = "The admission fence is installed as shipped: it matches the fence of release "
+	cases := []struct {
+		name string
+		st   fence.Status
+		want string
+	}{
+		{"this release's", fence.Status{Intact: true, Release: "0.4.0", Found: []string{"0.4.0"}},
+			prefix + "0.4.0 (objects labelled app.kubernetes.io/version=0.4.0)"},
+		{"the previous release's", fence.Status{Intact: true, Release: "0.3.0", Found: []string{"unlabelled"}},
+			prefix + "0.3.0 (objects labelled app.kubernetes.io/version=unlabelled); accepted, as during an upgrade: apply fence.yaml of release 0.4.0 to bring it up to date"},
+		{"this release's content, older labels", fence.Status{Intact: true, Release: "0.4.0", Found: []string{"0.3.0", "0.4.0"}},
+			prefix + "0.4.0 (objects labelled app.kubernetes.io/version=0.3.0, 0.4.0); accepted, as during an upgrade: apply fence.yaml of release 0.4.0 to bring it up to date"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &fenceObserver{accepts: []string{"0.4.0", "0.3.0"}}
+			if got := o.intactMessage(tc.st); got != tc.want {
+				t.Errorf("intactMessage() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
