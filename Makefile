@@ -79,7 +79,7 @@ test-unit: control-plane ## Run unit tests and the envtest suites (real kube-api
 	KUBEBUILDER_ASSETS="$(KUBE_BIN)" NSCLAIM_REQUIRE_ENVTEST=1 go test $$(go list ./... | grep -v /test/) ./test/invariants/ -coverprofile cover.out
 
 .PHONY: test-local
-test-local: control-plane build kustomize ## Run the e2e suite against a local cluster (started, then stopped, here).
+test-local: control-plane build kustomize ## Install from the release manifests alone (install.yaml, fence.yaml: a claim Ready within 30 s of the fence), then run the e2e suite, on a local cluster (started, then stopped, here).
 	hack/test-local.sh
 
 .PHONY: test-security
@@ -95,8 +95,8 @@ test-metrics: control-plane kustomize prometheus ## Scrape a manager on a local 
 	PROMETHEUS=$(PROMETHEUS) hack/test-metrics.sh
 
 .PHONY: test-alerts
-test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/prometheus.
-	PROMTOOL=$(PROMTOOL) go test ./test/metrics/ -run TestAlertRules -count=1
+test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/prometheus, and check every alert has a runbook (docs/runbooks.md) and a firing test.
+	PROMTOOL=$(PROMTOOL) go test ./test/metrics/ -run 'TestAlertRules|TestAlertsHaveRunbooks' -count=1
 
 .PHONY: test-failover
 test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
@@ -245,6 +245,18 @@ docker-push: ## Push docker image with the manager.
 	$(CONTAINER_TOOL) push ${IMG}
 
 .PHONY: build-installer
+# The manifests a release publishes (.github/workflows/release.yaml attaches them to the GitHub release):
+# install.yaml (config/release: CRDs, RBAC, the Deployment with IMG; no fence), fence.yaml
+# (config/fence/validating; Kubernetes 1.30+), fence-keyless.yaml (config/fence/keyless; 1.36+) and
+# monitoring.yaml (config/monitoring: ServiceMonitor, PrometheusRule).
+RELEASE_DIR ?= $(CURDIR)/tmp/release-v$(VERSION)
+.PHONY: release-manifests
+release-manifests: manifests kustomize ## Render the release's install.yaml, fence.yaml, fence-keyless.yaml and monitoring.yaml into RELEASE_DIR.
+	mkdir -p $(RELEASE_DIR)
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	KUSTOMIZE=$(KUSTOMIZE) hack/release-manifests.sh $(RELEASE_DIR)
+	@echo "release manifests of v$(VERSION) (image $(IMG)) in $(RELEASE_DIR)"
+
 build-installer: manifests generate kustomize ## Generate a consolidated YAML with CRDs and deployment.
 	mkdir -p dist
 	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
@@ -304,7 +316,9 @@ uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified 
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config.
+deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config (IMG must be an image you pushed unless VERSION is a release).
+	@if [ "$(origin IMG)" = "file" ] && ! hack/releases.sh list | grep -q "^$(VERSION) "; then \
+	  echo "make deploy: $(IMG) is not published (VERSION $(VERSION) is not released yet): build and push your own image and pass IMG=..., or install a release's install.yaml (README)" >&2; exit 1; fi
 	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply -f -
 
