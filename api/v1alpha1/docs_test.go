@@ -162,6 +162,7 @@ var otherToolsFlags = map[string]bool{
 	"server": true, "certificate-authority": true, "ignore-not-found": true, "install-mode": true,
 	"namespace": true, "field-manager": true, "force-conflicts": true, "dry-run": true, "output": true,
 	"selector": true, "all-namespaces": true, "select-optional": true, "run": true, "from-literal": true,
+	"manifest-url": true,
 }
 
 // notSettings are NSCLAIM_ names in the README that are not the manager's settings: the CI secret that
@@ -170,7 +171,7 @@ var notSettings = map[string]bool{"NSCLAIM_KUBECONFIG": true}
 
 var (
 	flagRef     = regexp.MustCompile("(?:^|[\\s`(])--([a-z][a-z0-9-]+)")
-	flagDef     = regexp.MustCompile(`flag\.\w+Var\(&[^,]+, "([a-z0-9-]+)"`)
+	flagDef     = regexp.MustCompile(`\.\w+Var\(&[^,]+, "([a-z0-9-]+)"`)
 	envRef      = regexp.MustCompile(`\bNSCLAIM_[A-Z_]+[A-Z]\b`)
 	metricRef   = regexp.MustCompile(`\bnsclaim_[a-z_]+[a-z]\b`)
 	histogramRe = regexp.MustCompile(`_(bucket|sum|count)$`)
@@ -184,8 +185,21 @@ func TestUserDocsNameWhatTheCodeHas(t *testing.T) {
 	for _, f := range []string{"cmd/main.go", "cmd/fence.go", "cmd/kubeconfig_server.go", "internal/testenv/testenv.go"} {
 		src.WriteString(readRepoFile(t, f))
 	}
+	// The kubectl plugin, the GitHub Action and the GitLab component: their flags and the variables
+	// they read or pass on (a GitLab template names a variable without quotes).
+	var tools strings.Builder
+	for _, pattern := range []string{"cmd/kubectl-nsclaim/*.go", "internal/cli/*.go", "action/*.js", "templates/*.yml"} {
+		files, err := filepath.Glob(filepath.Join("..", "..", pattern))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no files match %s", pattern)
+		}
+		for _, f := range files {
+			rel, _ := filepath.Rel(filepath.Join("..", ".."), f)
+			tools.WriteString(readRepoFile(t, rel))
+		}
+	}
 	flags := map[string]bool{}
-	for _, m := range flagDef.FindAllStringSubmatch(src.String(), -1) {
+	for _, m := range flagDef.FindAllStringSubmatch(src.String()+tools.String(), -1) {
 		flags[m[1]] = true
 	}
 	if len(flags) < 5 {
@@ -210,8 +224,8 @@ func TestUserDocsNameWhatTheCodeHas(t *testing.T) {
 			}
 		}
 		for _, env := range envRef.FindAllString(text, -1) {
-			if !strings.Contains(src.String(), `"`+env+`"`) && !notSettings[env] {
-				t.Errorf("%s names %s, which cmd/ and internal/testenv do not read", doc, env)
+			if !strings.Contains(src.String(), `"`+env+`"`) && !regexp.MustCompile(`\b`+env+`\b`).MatchString(tools.String()) && !notSettings[env] {
+				t.Errorf("%s names %s, which neither cmd/ and internal/testenv nor the plugin, the Action and the component read", doc, env)
 			}
 		}
 		for _, metric := range metricRef.FindAllString(text, -1) {
