@@ -154,6 +154,9 @@ OLM_E2E_NAMESPACE ?= nsclaim-operator-system
 test-e2e-olm: setup-test-e2e operator-sdk ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
+	@# The bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
+	@# Prometheus Operator; test/olm/monitoring-crds.yaml are stand-ins, as in test-olm).
+	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) apply --server-side -f test/olm/monitoring-crds.yaml
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) create namespace $(OLM_E2E_NAMESPACE)
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_OLM_NAMESPACE=$(OLM_E2E_NAMESPACE) \
 		NSCLAIM_OLM_FROM_CSV=nsclaim-operator.v$(PREVIOUS_VERSION) NSCLAIM_OLM_TO_CSV=nsclaim-operator.v$(VERSION) \
