@@ -205,7 +205,7 @@ func TestPipelinePodClaimsAndDeploys(t *testing.T) {
 	root := pod.DeepCopy()
 	root.ObjectMeta = metav1.ObjectMeta{Name: "root", Namespace: tenantNS}
 	root.Spec.SecurityContext = nil
-	root.Spec.ServiceAccountName = ""
+	root.Spec.ServiceAccountName, root.Spec.DeprecatedServiceAccount, root.Spec.NodeName = "", "", ""
 	root.Spec.AutomountServiceAccountToken = ptr.To(false)
 	root.Spec.Containers[0].SecurityContext = nil
 	err := c.Create(ctx, root)
