@@ -17,6 +17,8 @@
 #   import TARBALL...
 #             import image tarballs (OCI or docker-archive) into containerd's k8s.io namespace
 #   env       print export lines for crictl and ctr: eval "$(hack/local-node.sh env)"
+#   dns       run CoreDNS as a Pod (image COREDNS_IMAGE_TAR, hack/images.sh), Service at CLUSTER_DNS
+#   rss       print the resident memory of the node's processes
 #
 # Configuration (environment variables, with defaults):
 #   LOCAL_CLUSTER_DIR     <repo>/tmp/local-cluster  the control plane's state; the node's is node/ in it
@@ -107,7 +109,7 @@ STARTED=()
 log() { echo "local-node: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 usage() {
-  sed -n '10,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '/^# Usage/,/^# What this machine/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -663,9 +665,33 @@ teardown() {
     "$KUBE_BIN_DIR/kube-proxy" --cleanup >"$LOGS/kube-proxy-cleanup.log" 2>&1 ||
       log "warning: kube-proxy --cleanup failed (see $LOGS/kube-proxy-cleanup.log)"
   fi
+  remove_kubelet_chains
   remove_forward_guard
   restore_sysctls
+  # 5. What kubelet, containerd and libcni create outside the state directory whatever their
+  #    configuration says: kubelet's device plugin socket, the shims' socket directory, libcni's
+  #    result cache. Only this node's entries go; directories only if empty.
+  rm -f /var/lib/kubelet/device-plugins/kubelet.sock /var/lib/cni/results/nsclaim-*
+  rmdir /var/lib/kubelet/device-plugins /var/lib/kubelet /var/lib/cni/results /var/lib/cni \
+    /run/containerd/s /run/containerd 2>/dev/null || true
   rm -f "$PIDS"/*.pid
+}
+
+# remove_kubelet_chains: kubelet's own iptables chains (KUBE-FIREWALL, which drops packets from
+# outside to 127.0.0.0/8, and the KUBE-KUBELET-CANARY and KUBE-IPTABLES-HINT markers) in IPv4 and
+# IPv6, which kube-proxy --cleanup leaves. One node per machine: no other kubelet owns them.
+remove_kubelet_chains() {
+  local cmd table chain
+  for cmd in iptables ip6tables; do
+    command -v "$cmd" >/dev/null || continue
+    for table in filter nat mangle; do
+      while "$cmd" -w -t "$table" -D INPUT -j KUBE-FIREWALL 2>/dev/null; do :; done
+      while "$cmd" -w -t "$table" -D OUTPUT -j KUBE-FIREWALL 2>/dev/null; do :; done
+      for chain in KUBE-FIREWALL KUBE-KUBELET-CANARY KUBE-IPTABLES-HINT; do
+        "$cmd" -w -t "$table" -F "$chain" 2>/dev/null && "$cmd" -w -t "$table" -X "$chain" 2>/dev/null || true
+      done
+    done
+  done
 }
 
 cmd_down() {
@@ -713,6 +739,116 @@ cmd_env() {
   printf 'export PATH=%q:%q:"$PATH"\n' "$(dirname "$CRICTL")" "$CONTAINERD_BIN_DIR"
 }
 
+
+# cmd_dns: CoreDNS as a Pod (Deployment kube-system/coredns, Service kube-dns at CLUSTER_DNS) from the
+# image COREDNS_IMAGE_TAR (hack/images.sh coredns), imported here; answers cluster.local only (no
+# forward: nothing resolved leaves the machine). Waits until it is Available and answers.
+cmd_dns() {
+  local tarball=${COREDNS_IMAGE_TAR:?set COREDNS_IMAGE_TAR (hack/images.sh DIR coredns)} image
+  running containerd || die "containerd of $STATE is not running"
+  image=$(tar -xOf "$tarball" index.json | jq -r '.manifests[0].annotations["io.containerd.image.name"]')
+  import_images "$tarball"
+  kubectl_admin apply --server-side -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: coredns, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:coredns"}
+rules:
+- apiGroups: [""]
+  resources: [endpoints, services, pods, namespaces]
+  verbs: [list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:coredns"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns"}
+subjects: [{kind: ServiceAccount, name: coredns, namespace: kube-system}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: coredns, namespace: kube-system}
+data:
+  Corefile: |
+    .:53 {
+        errors
+        health :8080
+        ready :8181
+        kubernetes cluster.local in-addr.arpa ip6.arpa {
+            fallthrough in-addr.arpa ip6.arpa
+        }
+        cache 30
+        loadbalance
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: coredns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {k8s-app: kube-dns}}
+  template:
+    metadata: {labels: {k8s-app: kube-dns}}
+    spec:
+      serviceAccountName: coredns
+      priorityClassName: system-cluster-critical
+      dnsPolicy: Default
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: coredns
+        image: $image
+        imagePullPolicy: Never
+        args: [-conf, /etc/coredns/Corefile]
+        ports:
+        - {name: dns, containerPort: 53, protocol: UDP}
+        - {name: dns-tcp, containerPort: 53, protocol: TCP}
+        resources: {requests: {cpu: 10m, memory: 32Mi}, limits: {memory: 128Mi}}
+        securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+        livenessProbe: {httpGet: {path: /health, port: 8080}, periodSeconds: 10}
+        readinessProbe: {httpGet: {path: /ready, port: 8181}, periodSeconds: 2}
+        volumeMounts: [{name: config, mountPath: /etc/coredns, readOnly: true}]
+      volumes: [{name: config, configMap: {name: coredns}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  clusterIP: $CLUSTER_DNS
+  selector: {k8s-app: kube-dns}
+  ports:
+  - {name: dns, port: 53, protocol: UDP}
+  - {name: dns-tcp, port: 53, protocol: TCP}
+EOF
+  kubectl_admin -n kube-system wait --for=condition=Available deployment/coredns --timeout="${NODE_TIMEOUT}s" >/dev/null ||
+    die "CoreDNS did not become Available"
+  log "CoreDNS Available at $CLUSTER_DNS (image $image)"
+}
+
+# cmd_rss: resident memory of the node's processes (MiB): containerd, kubelet, kube-proxy,
+# kube-scheduler, the runc shims together, and CoreDNS's process if it runs.
+cmd_rss() {
+  local c pid sum=0 n=0
+  rss_of() { awk '$1=="VmRSS:"{printf "%d", $2/1024}' "/proc/$1/status" 2>/dev/null; }
+  for c in "${COMPONENTS[@]}"; do
+    if running "$c"; then echo "$c=$(rss_of "$(pid_of "$c")")MiB"; fi
+  done
+  for pid in $(shims); do
+    sum=$((sum + $(rss_of "$pid"))) n=$((n + 1))
+  done
+  echo "shims($n)=${sum}MiB"
+  if running containerd; then
+    for c in $(crictl_ ps -q --name coredns 2>/dev/null); do
+      pid=$(crictl_ inspect "$c" 2>/dev/null | jq -r '.info.pid // empty')
+      [[ -n $pid ]] && echo "coredns=$(rss_of "$pid")MiB"
+    done
+  fi
+}
+
 PAUSE_IMAGE_TAR=${PAUSE_IMAGE_TAR:-}
 
 main() {
@@ -725,6 +861,8 @@ main() {
   status) (($# == 0)) || usage; cmd_status ;;
   import) (($# >= 1)) || usage; running containerd || die "containerd of $STATE is not running"; import_images "$@" ;;
   env) (($# == 0)) || usage; cmd_env ;;
+  dns) (($# == 0)) || usage; cmd_dns ;;
+  rss) (($# == 0)) || usage; cmd_rss ;;
   *) usage ;;
   esac
 }
