@@ -38,7 +38,7 @@ func ociTarball(t *testing.T, path string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	files := map[string][]byte{}
 	tr := tar.NewReader(f)
 	for {
@@ -75,7 +75,7 @@ func dockerfileDirectives(t *testing.T, path string) (entrypoint []string, user 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())

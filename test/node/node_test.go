@@ -40,6 +40,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -55,6 +56,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -65,6 +67,8 @@ var (
 )
 
 const className = "node"
+
+func init() { ctrllog.SetLogger(logr.Discard()) }
 
 // cluster returns the admin client, or skips (fails with NSCLAIM_REQUIRE_NODE=1) without a cluster.
 func cluster(t *testing.T) (client.Client, *rest.Config) {
@@ -286,7 +290,7 @@ func TestMetricsThroughService(t *testing.T) {
 		if err != nil {
 			return 0, "", err
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b), nil
 	}

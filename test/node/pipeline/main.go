@@ -44,6 +44,9 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
+// workload names the Deployment, its container and its Pods' app label.
+const workload = "web"
+
 func main() {
 	msg, err := run(context.Background())
 	if err != nil {
@@ -104,10 +107,10 @@ func run(ctx context.Context) (string, error) {
 		return "", err
 	}
 	ns := claim.Status.Namespace
-	labels := map[string]string{"app": "web"}
+	labels := map[string]string{"app": workload}
 	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("32Mi")}
 	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: workload, Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](2),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -120,7 +123,7 @@ func run(ctx context.Context) (string, error) {
 					},
 					AutomountServiceAccountToken: ptr.To(false),
 					Containers: []corev1.Container{{
-						Name: "web", Image: os.Getenv("WORKLOAD_IMAGE"), ImagePullPolicy: corev1.PullNever,
+						Name: workload, Image: os.Getenv("WORKLOAD_IMAGE"), ImagePullPolicy: corev1.PullNever,
 						Ports:     []corev1.ContainerPort{{ContainerPort: 8080}},
 						Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
 						SecurityContext: &corev1.SecurityContext{
