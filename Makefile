@@ -105,7 +105,7 @@ test-failover: control-plane kustomize ## Run two managers against a local clust
 # test-node is not part of `make test` yet (see docs/node.md): it needs root, changes host state
 # (bridge, iptables, cgroups, sysctls; all restored by hack/local-node.sh down) and one node per machine.
 .PHONY: test-node
-test-node: control-plane node kustomize ## Run the operator as a Pod on a real local node (containerd, kubelet, kube-proxy; images assembled here, never pulled) and test it as pipelines inside and outside the cluster use it.
+test-node: control-plane node kustomize operator-sdk scorecard-test ## Run the operator as a Pod on a real local node (containerd, kubelet, kube-proxy; images assembled here, never pulled) and test it as pipelines inside and outside the cluster use it.
 	hack/test-node.sh
 
 .PHONY: test-cold

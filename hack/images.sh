@@ -9,7 +9,9 @@
 #   pipeline.tar  localhost/nsclaim/pipeline:dev            test/node/pipeline: a CI job as a Pod
 #   coredns.tar   localhost/nsclaim/coredns:<version>       bin/coredns-<version>/coredns
 #   kubectl.tar   localhost/nsclaim/kubectl:v<KUBE_VERSION> bin/k8s/<version>-linux-amd64/kubectl
-# Usage: hack/images.sh OUTDIR [IMAGE...]   (default: all of them)
+#   untar.tar     localhost/nsclaim/untar:dev               operator-sdk scorecard's init container
+#   scorecard-test.tar localhost/nsclaim/scorecard-test:<OPERATOR_SDK_VERSION> (bin/scorecard-test-*)
+# Usage: hack/images.sh OUTDIR [IMAGE...]   (default: all but untar and scorecard-test)
 set -euo pipefail
 out=${1:?usage: images.sh OUTDIR [IMAGE...]}
 shift
@@ -20,6 +22,7 @@ out=$(cd "$out" && pwd)
 KUBE_VERSION=${KUBE_VERSION:-1.37.1}
 COREDNS_VERSION=$(awk '$1=="github.com/coredns/coredns"{print $2; exit}' "$here/tools/coredns/go.mod")
 MANAGER_IMAGE=${MANAGER_IMAGE:-localhost/nsclaim/nsclaim-operator:dev}
+OPERATOR_SDK_VERSION=${OPERATOR_SDK_VERSION:-v1.42.2}
 images=("$@")
 if ((${#images[@]} == 0)); then images=(pause manager httpd pipeline coredns kubectl); fi
 
@@ -60,6 +63,19 @@ for i in "${images[@]}"; do
     ib -o "$out/kubectl.tar" -name "localhost/nsclaim/kubectl:v$KUBE_VERSION" -entrypoint /kubectl \
       -user 65532:65532 -env KUBECACHEDIR=/tmp/kubecache -dir /tmp \
       -file /kubectl="$root/bin/k8s/$KUBE_VERSION-linux-amd64/kubectl"
+    ;;
+  untar)
+    # operator-sdk scorecard's init container: `tar xvzf bundle.tar.gz -C DIR`.
+    gobuild "$here/tools/imagebuild" "$out/untar" ./untar
+    ib -o "$out/untar.tar" -name localhost/nsclaim/untar:dev -entrypoint /untar -user 65532:65532 \
+      -file /untar="$out/untar"
+    ;;
+  scorecard-test)
+    # operator-sdk's scorecard-test program (make scorecard-test), where the scorecard's test
+    # configuration expects it: on PATH, reading the bundle from /bundle.
+    ib -o "$out/scorecard-test.tar" -name "localhost/nsclaim/scorecard-test:$OPERATOR_SDK_VERSION" \
+      -entrypoint /usr/local/bin/scorecard-test -user 65532:65532 -workdir / \
+      -file /usr/local/bin/scorecard-test="$root/bin/scorecard-test-$OPERATOR_SDK_VERSION"
     ;;
   *)
     echo "images.sh: unknown image $i" >&2

@@ -471,8 +471,14 @@ start_components() {
   # On 127.0.0.1 nothing but host processes reach the API server and the kubernetes Service needs no
   # endpoints; on another address (a node's bridge), Pods reach it through that Service (kube-proxy),
   # so kube-apiserver keeps its EndpointSlice up to date.
+  # Such a cluster has a node (hack/local-node.sh): kube-apiserver reaches its kubelet (logs, exec)
+  # at the node's InternalIP (its name resolves nowhere) with the admin client certificate.
   local endpoint_reconciler=none
-  if [[ $APISERVER_ADDRESS != 127.0.0.1 ]]; then endpoint_reconciler=lease; fi
+  if [[ $APISERVER_ADDRESS != 127.0.0.1 ]]; then
+    endpoint_reconciler=lease
+    extra+=(--kubelet-preferred-address-types=InternalIP --kubelet-client-certificate="$PKI/admin.crt"
+      --kubelet-client-key="$PKI/admin.key")
+  fi
   start kube-apiserver \
     --etcd-servers="$ETCD_URL" \
     --bind-address="$APISERVER_ADDRESS" \

@@ -837,8 +837,11 @@ cmd_rss() {
   for c in "${COMPONENTS[@]}"; do
     if running "$c"; then echo "$c=$(rss_of "$(pid_of "$c")")MiB"; fi
   done
+  local r
   for pid in $(shims); do
-    sum=$((sum + $(rss_of "$pid"))) n=$((n + 1))
+    r=$(rss_of "$pid")
+    [[ -n $r ]] || continue
+    sum=$((sum + r)) n=$((n + 1))
   done
   echo "shims($n)=${sum}MiB"
   if running containerd; then

@@ -5,7 +5,8 @@
 # operator from config/default with kustomize, the image set to the assembled one, never pulled),
 # then test/node: the Deployment is Available with in-cluster configuration and leader election, a
 # pipeline Pod claims and deploys with the handed kubeconfig, a runner outside the cluster uses its
-# kubeconfig, metrics are scraped through the Service. Stops everything it started, pass or fail.
+# kubeconfig, metrics are scraped through the Service; then operator-sdk scorecard runs the bundle's
+# tests as Pods. Stops everything it started, pass or fail.
 # Its own state directory and ports (TEST_NODE_CLUSTER_DIR; ports 16xxx); one node per machine at a
 # time (kube-proxy owns the host's KUBE-* chains).
 set -euo pipefail
@@ -19,6 +20,7 @@ export APISERVER_ADDRESS=${POD_CIDR%.*}.1 APISERVER_BRIDGE=$NODE_BRIDGE
 export KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
 KUBECTL=$KUBE_BIN_DIR/kubectl
 KUSTOMIZE=${KUSTOMIZE:-$REPO_ROOT/bin/kustomize}
+OPERATOR_SDK=${OPERATOR_SDK:-$REPO_ROOT/bin/operator-sdk}
 IMAGES=$LOCAL_CLUSTER_DIR/images
 MANAGER_IMAGE=localhost/nsclaim/nsclaim-operator:dev
 OPERATOR_NS=nsclaim-operator-system
@@ -43,10 +45,8 @@ trap cleanup EXIT
 "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
 
 say "assembling images in $IMAGES"
-MANAGER_IMAGE=$MANAGER_IMAGE "$REPO_ROOT/hack/images.sh" "$IMAGES" pause manager httpd pipeline coredns
+MANAGER_IMAGE=$MANAGER_IMAGE "$REPO_ROOT/hack/images.sh" "$IMAGES" pause manager httpd pipeline coredns untar scorecard-test
 
-# kubectl logs/exec: the API server authenticates to the kubelet with the admin client certificate.
-export APISERVER_EXTRA_ARGS="${APISERVER_EXTRA_ARGS:-} --kubelet-client-certificate=$LOCAL_CLUSTER_DIR/pki/admin.crt --kubelet-client-key=$LOCAL_CLUSTER_DIR/pki/admin.key"
 "$REPO_ROOT/hack/local-cluster.sh" up
 PAUSE_IMAGE_TAR=$IMAGES/pause.tar "$REPO_ROOT/hack/local-node.sh" up
 "$REPO_ROOT/hack/local-node.sh" import "$IMAGES/manager.tar" "$IMAGES/httpd.tar" "$IMAGES/pipeline.tar"
@@ -91,6 +91,27 @@ if ((status != 0)); then
   grep -E -A15 -- '--- FAIL' "$LOCAL_CLUSTER_DIR/test-node.log" >&2 || true
   echo "operator log tail:" >&2
   kc -n "$OPERATOR_NS" logs deployment/nsclaim-operator-controller-manager --tail=30 >&2 || true
+fi
+# The scorecard as operator-sdk runs it: each test a Pod (images assembled here, tag names as in the
+# bundle's scorecard configuration but under localhost/nsclaim), the bundle untarred by an init container.
+say "operator-sdk scorecard: the bundle's tests as Pods on the node"
+"$REPO_ROOT/hack/local-node.sh" import "$IMAGES/untar.tar" "$IMAGES/scorecard-test.tar"
+sed 's|image: quay.io/operator-framework/scorecard-test:|image: localhost/nsclaim/scorecard-test:|' \
+  "$REPO_ROOT/bundle/tests/scorecard/config.yaml" >"$LOCAL_CLUSTER_DIR/scorecard-config.yaml"
+kc create namespace scorecard >/dev/null
+sc=0
+"$OPERATOR_SDK" scorecard "$REPO_ROOT/bundle" --config "$LOCAL_CLUSTER_DIR/scorecard-config.yaml" \
+  --kubeconfig "$LOCAL_CLUSTER_DIR/kubeconfig" --namespace scorecard --service-account default \
+  --untar-image localhost/nsclaim/untar:dev --wait-time 180s --output json \
+  >"$LOCAL_CLUSTER_DIR/scorecard.json" 2>"$LOCAL_CLUSTER_DIR/scorecard.err" || sc=$?
+if ((sc == 0)) && jq -e '[.items[].status.results[].state] | length > 0 and all(. == "pass")' \
+  "$LOCAL_CLUSTER_DIR/scorecard.json" >/dev/null; then
+  say "scorecard: $(jq -r '[.items[].status.results[] | "\(.name)=\(.state)"] | join(" ")' "$LOCAL_CLUSTER_DIR/scorecard.json")"
+else
+  echo "--- FAIL: scorecard Pods (exit $sc)" >&2
+  cat "$LOCAL_CLUSTER_DIR/scorecard.err" >&2
+  jq -r '.items[].status.results[] | "\(.name) \(.state) \(.errors // [])"' "$LOCAL_CLUSTER_DIR/scorecard.json" >&2 || true
+  status=1
 fi
 say "node process memory (RSS): $("$REPO_ROOT/hack/local-node.sh" rss | tr '\n' ' ')"
 exit "$status"
