@@ -11,7 +11,8 @@
 #   kubectl.tar   localhost/nsclaim/kubectl:v<KUBE_VERSION> bin/k8s/<version>-linux-amd64/kubectl
 #   untar.tar     localhost/nsclaim/untar:dev               operator-sdk scorecard's init container
 #   scorecard-test.tar localhost/nsclaim/scorecard-test:<OPERATOR_SDK_VERSION> (bin/scorecard-test-*)
-# Usage: hack/images.sh OUTDIR [IMAGE...]   (default: all but untar and scorecard-test)
+#   catalog.tar   localhost/nsclaim/catalog:dev             opm serve of CATALOG_DIR (hack/catalog.sh)
+# Usage: hack/images.sh OUTDIR [IMAGE...]   (default: all but untar, scorecard-test, catalog)
 set -euo pipefail
 out=${1:?usage: images.sh OUTDIR [IMAGE...]}
 shift
@@ -76,6 +77,17 @@ for i in "${images[@]}"; do
     ib -o "$out/scorecard-test.tar" -name "localhost/nsclaim/scorecard-test:$OPERATOR_SDK_VERSION" \
       -entrypoint /usr/local/bin/scorecard-test -user 65532:65532 -workdir / \
       -file /usr/local/bin/scorecard-test="$root/bin/scorecard-test-$OPERATOR_SDK_VERSION"
+    ;;
+  catalog)
+    # opm serve of the file-based catalog in CATALOG_DIR (hack/catalog.sh). opm is built with cgo
+    # (json1): the image carries the C library it is linked against, and nothing else.
+    [[ -d ${CATALOG_DIR:-} ]] || { echo "images.sh: catalog needs CATALOG_DIR (hack/catalog.sh)" >&2; exit 2; }
+    libs=()
+    while read -r lib; do libs+=(-file "$lib=$(realpath "$lib"):0755"); done < <(ldd "$root/bin/opm" | grep -o '/[^ ]*')
+    ib -o "$out/catalog.tar" -name localhost/nsclaim/catalog:dev -entrypoint /bin/opm \
+      -arg serve -arg /configs -arg --port -arg 50051 -arg --pprof-addr -arg "" \
+      -arg --termination-log -arg /dev/null -user 65532:65532 -dir /tmp \
+      -file /bin/opm="$(realpath "$root/bin/opm")" "${libs[@]}" -tree /configs="$CATALOG_DIR"
     ;;
   *)
     echo "images.sh: unknown image $i" >&2

@@ -181,6 +181,14 @@ start() {
   local pid=$!
   STARTED+=("$name")
   echo "$pid" >"$PIDS/$name.pid"
+  # Until the background child has exec'd the binary, /proc/PID/cmdline is this shell's, and `running`
+  # would call the component dead (and the EXIT trap stop it: "etcd stopped gracefully within a
+  # second of its start"). Wait for the exec, briefly.
+  local i
+  for ((i = 0; i < 100; i++)); do
+    if ours "$name" "$pid" || ! alive "$pid"; then break; fi
+    sleep 0.05
+  done
   log "started $name (pid $pid, log $LOGS/$name.log)"
 }
 
@@ -578,6 +586,8 @@ cmd_up() {
     start_components "$deadline" && break
     # Twice in about forty CI runs, etcd stopped gracefully within a second of its start, before
     # kube-apiserver could reach it; its log said no more than that. One more try costs seconds.
+    # (The node's containerd did the same, once: `running` had read the shell's command line before
+    # the exec, so this script stopped it itself. start() now waits for the exec.)
     if ((attempt == 2)); then fail_component "$DIED" "$DIED exited during start-up, twice"; fi
     log "last lines of $LOGS/$DIED.log:"
     tail -n 15 "$LOGS/$DIED.log" | sed 's/^/    /' >&2

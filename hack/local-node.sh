@@ -188,6 +188,14 @@ start() {
   local pid=$!
   STARTED+=("$name")
   echo "$pid" >"$PIDS/$name.pid"
+  # Until the background child has exec'd the binary, /proc/PID/cmdline is this shell's, and `running`
+  # would call the component dead (and the EXIT trap stop it: "etcd stopped gracefully within a
+  # second of its start"). Wait for the exec, briefly.
+  local i
+  for ((i = 0; i < 100; i++)); do
+    if ours "$name" "$pid" || ! alive "$pid"; then break; fi
+    sleep 0.05
+  done
   log "started $name (pid $pid, log $LOGS/$name.log)"
 }
 

@@ -16,8 +16,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,12 +40,13 @@ func (l *list) Set(s string) error { *l = append(*l, s); return nil }
 var epoch = time.Unix(0, 0).UTC()
 
 func main() {
-	var files, dirs, env, entrypoint, args list
+	var files, trees, dirs, env, entrypoint, args list
 	out := flag.String("o", "", "output OCI layout tarball")
 	name := flag.String("name", "", "image reference (containerd's image name)")
 	user := flag.String("user", "", "config User, e.g. 65532:65532")
 	workdir := flag.String("workdir", "/", "config WorkingDir")
 	flag.Var(&files, "file", "DEST=SRC[:MODE] (octal mode, default 0755); repeatable")
+	flag.Var(&trees, "tree", "DEST=SRCDIR: a directory tree (files 0644, directories 0755); repeatable")
 	flag.Var(&dirs, "dir", "an empty directory (mode 1777 for /tmp, else 0755); repeatable")
 	flag.Var(&env, "env", "K=V; repeatable")
 	flag.Var(&entrypoint, "entrypoint", "entrypoint element; repeatable")
@@ -52,6 +55,33 @@ func main() {
 	if *out == "" || *name == "" || len(entrypoint) == 0 {
 		fmt.Fprintln(os.Stderr, "usage: imagebuild -o OUT -name REF -entrypoint PATH [-file DEST=SRC ...]")
 		os.Exit(2)
+	}
+	for _, t := range trees {
+		dest, src, ok := strings.Cut(t, "=")
+		if !ok {
+			fmt.Fprintf(os.Stderr, "imagebuild: -tree %q: want DEST=SRCDIR\n", t)
+			os.Exit(2)
+		}
+		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(src, p)
+			if err != nil {
+				return err
+			}
+			target := path.Join(dest, filepath.ToSlash(rel))
+			if d.IsDir() {
+				dirs = append(dirs, target)
+			} else if d.Type().IsRegular() {
+				files = append(files, target+"="+p+":0644")
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "imagebuild:", err)
+			os.Exit(1)
+		}
 	}
 	if err := run(*out, *name, *user, *workdir, files, dirs, env, entrypoint, args); err != nil {
 		fmt.Fprintln(os.Stderr, "imagebuild:", err)
