@@ -108,6 +108,10 @@ test-failover: control-plane kustomize ## Run two managers against a local clust
 test-node: control-plane node kustomize operator-sdk scorecard-test ## Run the operator as a Pod on a real local node (containerd, kubelet, kube-proxy; images assembled here, never pulled) and test it as pipelines inside and outside the cluster use it.
 	hack/test-node.sh
 
+.PHONY: test-node-olm
+test-node-olm: control-plane node kustomize operator-sdk opm olm ## Install the operator through OLM (olm and catalog operators as processes) from a catalog Pod (opm serve) onto a real local node; the CSV Succeeds with the manager as a Pod and a claim becomes Ready.
+	hack/test-node-olm.sh
+
 .PHONY: test-cold
 test-cold: ## Run `make test` as CI and a new user do: a fresh clone of HEAD, empty ./bin, Go module and build caches (catches withdrawn pins; prints the minutes).
 	hack/test-cold.sh test
