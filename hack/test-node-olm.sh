@@ -42,7 +42,9 @@ start() {
 stop() {
   local name=$1 pid
   pid=$(cat "$STATE/pids/$name.pid" 2>/dev/null) || return 0
-  if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$STATE/"; then
+  # Ours if its command line or its environment (olm takes KUBECONFIG from there) names $STATE.
+  if [[ -r /proc/$pid/cmdline ]] && cat "/proc/$pid/cmdline" "/proc/$pid/environ" 2>/dev/null |
+    tr '\0' '\n' | grep -q -- "$STATE/"; then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
     kill -KILL "$pid" 2>/dev/null || true
