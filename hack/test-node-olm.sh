@@ -6,7 +6,7 @@
 # hack/images.sh) behind a Service, a CatalogSource at that Service, an AllNamespaces OperatorGroup and
 # a Subscription whose spec.config.env sets NSCLAIM_KUBECONFIG_SERVER. OLM creates the Deployment; its
 # Pod runs the manager image (imported under the CSV's image name, so nothing is pulled) on the node;
-# the CSV must reach Succeeded, and after the admission fence is applied a claim must become Ready
+# the CSV must reach Succeeded (the admission fence applied before, as an admin does), and a claim must become Ready
 # with a kubeconfig naming the API server's outside address. Stops everything it started.
 # Shares test-node's ports and bridge (one node per machine): do not run both at once.
 set -euo pipefail
@@ -133,6 +133,10 @@ EOF
 kc -n "$NS" wait --for=condition=Available deployment/nsclaim-catalog --timeout=120s >/dev/null
 catalog_ip=$(kc -n "$NS" get service nsclaim-catalog -o jsonpath='{.spec.clusterIP}')
 
+# The fence goes in first, as docs/olm.md tells an admin (a bundle cannot carry it): the manager
+# checks it at start and then every NSCLAIM_FENCE_CHECK_INTERVAL (5m), and provisions nothing until
+# it is intact.
+"$KUSTOMIZE" build "$REPO_ROOT/config/fence" | kc apply --server-side -f - >/dev/null
 say "subscribing (CatalogSource at $catalog_ip:50051, AllNamespaces OperatorGroup, Automatic approval)"
 kc apply --server-side -f - >/dev/null <<EOF
 apiVersion: operators.coreos.com/v1alpha1
@@ -169,8 +173,7 @@ done
 pod=$(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].metadata.name} on {.items[0].spec.nodeName}, image {.items[0].spec.containers[0].image}')
 say "CSV $csv Succeeded: OLM's Deployment runs as Pod $pod"
 
-say "the admission fence, then a claim"
-"$KUSTOMIZE" build "$REPO_ROOT/config/fence" | kc apply --server-side -f - >/dev/null
+say "a claim"
 kc apply --server-side -f - >/dev/null <<EOF
 apiVersion: tenancy.nsclaim.dev/v1alpha1
 kind: NamespaceClass
@@ -186,7 +189,12 @@ spec: {className: olm-node}
 EOF
   sleep 1
 done
-kc -n default wait --for=condition=Ready namespaceclaim/olm-smoke --timeout=180s >/dev/null
+if ! kc -n default wait --for=condition=Ready namespaceclaim/olm-smoke --timeout=180s >/dev/null; then
+  echo "--- FAIL: claim not Ready:" >&2
+  kc -n default get namespaceclaim olm-smoke -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}' >&2
+  kc -n "$NS" logs deployment/nsclaim-operator-controller-manager --tail=20 >&2 || true
+  exit 1
+fi
 secret=$(kc -n default get namespaceclaim olm-smoke -o jsonpath='{.status.credentialsSecretName}')
 server=$(kc -n default get secret "$secret" -o jsonpath='{.data.kubeconfig}' | base64 -d | awk '$1=="server:"{print $2; exit}')
 if [[ $server != "$SERVER_URL" ]]; then
