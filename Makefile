@@ -230,6 +230,18 @@ release-notes: ## Write the CHANGELOG.md section of VERSION to RELEASE_NOTES (tm
 build: manifests generate fmt vet ## Build manager binary.
 	go build -o bin/manager ./cmd
 
+.PHONY: plugin
+plugin: ## Build the kubectl-nsclaim plugin into bin/kubectl-nsclaim (put it on the PATH to use it as `kubectl nsclaim`).
+	go build -o bin/kubectl-nsclaim ./cmd/kubectl-nsclaim
+
+# PLUGIN_PLATFORMS are the os/arch pairs of the plugin's release archives; PLUGIN_DIST receives them.
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+PLUGIN_DIST ?= $(CURDIR)/dist/plugin
+
+.PHONY: plugin-dist
+plugin-dist: ## Build the plugin's release archives for PLUGIN_PLATFORMS, their sha256 checksums and the krew manifest (plugins/krew) into PLUGIN_DIST.
+	hack/plugin-dist.sh $(VERSION) $(PLUGIN_DIST) $(PLUGIN_PLATFORMS)
+
 .PHONY: run
 run: manifests generate fmt vet ## Run a controller from your host against the cluster in KUBECONFIG.
 	go run ./cmd
@@ -275,6 +287,13 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: control-plane kustomize ## Measure nsclaim against two ceilings run as its ServiceAccount (its objects alone; nsplease's ten writes), single-claim latency and the issue's targets (printed, never asserted; results in tmp/bench/results-bench.md).
 	LOCAL_CLUSTER_DIR=$(BENCH_CLUSTER_DIR) hack/bench.sh bench $(BENCH_ARGS)
+
+# bench-plugin runs test/e2e's BenchmarkPluginClaimToKubeconfig on a cluster of make test-local's kind
+# (TEST_*_PORT, TEST_CLUSTER_DIR): the plugin's claim-to-kubeconfig wall time next to the claim's
+# created-to-Ready time, one claim at a time on an idle cluster (printed, never asserted).
+.PHONY: bench-plugin
+bench-plugin: control-plane build kustomize ## Print the plugin's claim-to-kubeconfig wall time and the claim's created-to-Ready time (E2E_BENCHTIME claims, default 5x).
+	E2E_RUN='^$$' E2E_BENCH=BenchmarkPluginClaimToKubeconfig hack/test-local.sh
 
 .PHONY: chaos
 chaos: control-plane kustomize ## Kill the leader, restart kube-apiserver and etcd, delete children during bursts (go test ./test/bench -run TestChaos); fail on a broken invariant.

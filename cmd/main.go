@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -31,7 +32,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -42,7 +42,6 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/controller"
-	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
@@ -199,7 +198,7 @@ func validate(o *options) error {
 func run(o options) error {
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
-	endpoint, err := kubeconfigEndpoint(cfg, o.kubeconfigServer, o.kubeconfigCAFile)
+	endpoint, err := kubeconfigEndpoint(context.Background(), cfg, o.kubeconfigServer, o.kubeconfigCAFile)
 	if err != nil {
 		return err
 	}
@@ -315,6 +314,10 @@ func run(o options) error {
 		return fmt.Errorf("adding startup gate: %w", err)
 	}
 
+	// The OperatorCondition says where handed kubeconfigs point, so that an admin sees an in-cluster
+	// address there (OLM's console lists the conditions).
+	reportKubeconfigServer(context.Background(), olmReporter, endpoint)
+
 	// The fence check runs on the leader: once right at start, then every --fence-check-interval.
 	if fenceObs != nil {
 		want, err := fence.Shipped()
@@ -338,29 +341,9 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("cache-sync", monitoring.CacheSyncedCheck(mgr.GetCache())); err != nil {
 		return fmt.Errorf("adding cache sync check: %w", err)
 	}
-	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "workers", o.maxConcurrentReconciles,
+	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
 		"requireFence", o.requireFence, "minimumPodSecurity", o.minimumPodSecurity)
 	return mgr.Start(ctrl.SetupSignalHandler())
-}
-
-// kubeconfigEndpoint returns the API server URL and CA for issued kubeconfigs: the configured ones, or
-// the operator's own.
-func kubeconfigEndpoint(cfg *rest.Config, server, caFile string) (credentials.Endpoint, error) {
-	ep := credentials.Endpoint{Server: server, CAData: cfg.CAData}
-	if ep.Server == "" {
-		ep.Server = cfg.Host
-	}
-	if caFile == "" {
-		caFile = cfg.CAFile
-	}
-	if caFile != "" {
-		data, err := os.ReadFile(caFile)
-		if err != nil {
-			return ep, fmt.Errorf("reading CA bundle for issued kubeconfigs: %w", err)
-		}
-		ep.CAData = data
-	}
-	return ep, nil
 }
 
 // envErrors collects malformed environment settings while the flags' defaults are read; validate

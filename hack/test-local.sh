@@ -3,7 +3,10 @@
 # its own process under the RBAC it ships with. Uses its own state directory and ports, so a cluster
 # from `make local-up` is not disturbed, and stops everything it started, pass or fail.
 # TEST_CLUSTER_DIR and TEST_*_PORT choose the state directory and ports; E2E_RUN, when set, is passed to
-# `go test -run` to run only some tests (default: all); MANAGER_BIN picks the manager binary.
+# `go test -run` to run only some tests (default: all); MANAGER_BIN picks the manager binary. The
+# kubectl-nsclaim plugin is built into the state directory, and the e2e runs that binary (NSCLAIM_PLUGIN).
+# E2E_BENCH, when set, is passed to `go test -bench` (E2E_BENCHTIME, default 5x), e.g. with E2E_RUN='^$'
+# (make bench-plugin).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export LOCAL_CLUSTER_DIR=${TEST_CLUSTER_DIR:-$REPO_ROOT/tmp/test-cluster}
@@ -18,6 +21,9 @@ cleanup() {
 }
 trap cleanup EXIT
 "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
+mkdir -p "$LOCAL_CLUSTER_DIR/bin"
+export NSCLAIM_PLUGIN=$LOCAL_CLUSTER_DIR/bin/kubectl-nsclaim
+(cd "$REPO_ROOT" && go build -o "$NSCLAIM_PLUGIN" ./cmd/kubectl-nsclaim)
 # An audit log of ConfigMap requests (Metadata level: user, verb, object, never a body), where the e2e
 # joins a tenant's requests to its claim through the token's credential ID.
 AUDIT_DIR=$LOCAL_CLUSTER_DIR/audit
@@ -38,8 +44,9 @@ export OPERATOR_ARGS="${OPERATOR_ARGS:-} --requests-namespace nsplease-requests 
 "$REPO_ROOT/hack/local-operator.sh" start
 status=0
 E2E_AUDIT_LOG="$AUDIT_DIR/audit.log" KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" KUBECTL="$KUBE_BIN_DIR/kubectl" KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache" \
-  go test ./test/e2e/ -count=1 -v -timeout 20m ${E2E_RUN:+-run "$E2E_RUN"} > "$LOCAL_CLUSTER_DIR/e2e.log" 2>&1 || status=$?
-grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- ' "$LOCAL_CLUSTER_DIR/e2e.log" || true
+  go test ./test/e2e/ -count=1 -v -timeout 20m ${E2E_RUN:+-run "$E2E_RUN"} \
+  ${E2E_BENCH:+-bench "$E2E_BENCH" -benchtime "${E2E_BENCHTIME:-5x}"} > "$LOCAL_CLUSTER_DIR/e2e.log" 2>&1 || status=$?
+grep -E -- '^(--- |PASS|FAIL|ok|Benchmark)|^\s+--- |_bench_test.go' "$LOCAL_CLUSTER_DIR/e2e.log" || true
 if [ "$status" -ne 0 ]; then
   echo "e2e failed; operator log tail:" >&2; tail -30 "$LOCAL_CLUSTER_DIR/logs/operator.log" >&2
   grep -E -A15 -- '--- FAIL' "$LOCAL_CLUSTER_DIR/e2e.log" >&2 || true

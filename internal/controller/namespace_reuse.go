@@ -24,16 +24,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
-)
 
-// NameReuseWindow is how long after a namespace's previous incarnation could last have authenticated a
-// request that the tenant of a new namespace of the same name waits for its grants. kube-apiserver
-// caches a successful token authentication for 10 s (TokenSuccessCacheTTL) and authorizes by user name,
-// and a ServiceAccount re-created with the same name has the same user name: without the wait, a
-// token of the previous holder that was used just before its namespace went would be authorized by the
-// new holder's RoleBindings until its cache entry expires. The 5 s beyond the 10 s cover the API
-// server's ServiceAccount informer and the skew between its clock and the operator's.
-const NameReuseWindow = 15 * time.Second
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
 
 // NamespaceReuse tells when a namespace's grants may be made without letting a previous holder of its
 // name in. It learns which names were in use moments ago from the manager's Namespace informer: its
@@ -61,7 +54,7 @@ type NamespaceReuse struct {
 // A harness whose API server started empty may pass the API server's start, since nothing was
 // deleted before it.
 func NewNamespaceReuse(clk clock.PassiveClock, knownSince time.Time) *NamespaceReuse {
-	return &NamespaceReuse{clock: clk, started: knownSince, window: NameReuseWindow,
+	return &NamespaceReuse{clock: clk, started: knownSince, window: provision.NameReuseWindow,
 		going: map[string]time.Time{}, reused: map[types.UID]time.Time{}}
 }
 
@@ -107,22 +100,7 @@ func (t *NamespaceReuse) GrantsAt(ns *corev1.Namespace) time.Time {
 	t.mu.Lock()
 	_, reused := t.reused[ns.UID]
 	t.mu.Unlock()
-	return grantsAt(ns.CreationTimestamp.Time, reused, t.started, t.window)
-}
-
-// grantsAt decides when the grants of a namespace created at created may be made: a window after its
-// creation when its name was in use moments before (reused), or when it was created too soon after
-// this process started to know (the informer had not been watching long enough); at once otherwise.
-// The previous holder's ServiceAccount went before the new namespace could be created, so a window
-// after the creation is a window after the last moment its token authenticated.
-func grantsAt(created time.Time, reused bool, started time.Time, window time.Duration) time.Time {
-	if created.IsZero() {
-		return time.Time{}
-	}
-	if reused || created.Before(started.Add(window)) {
-		return created.Add(window)
-	}
-	return time.Time{}
+	return provision.GrantsAt(ns.CreationTimestamp.Time, reused, t.started, t.window)
 }
 
 // pruneLocked drops, at most once per window, the entries whose window has passed.

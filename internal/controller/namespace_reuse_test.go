@@ -26,33 +26,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
-)
 
-// TestGrantsAt decides when a namespace's grants may be made.
-func TestGrantsAt(t *testing.T) {
-	started := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	w := NameReuseWindow
-	tests := []struct {
-		name    string
-		created time.Time
-		reused  bool
-		want    time.Time
-	}{
-		{name: "a fresh name long after the start: at once", created: started.Add(time.Hour)},
-		{name: "a reused name: a window after the creation", created: started.Add(time.Hour), reused: true, want: started.Add(time.Hour + w)},
-		{name: "made just after the start, history unknown: a window after the creation", created: started.Add(w - time.Second), want: started.Add(2*w - time.Second)},
-		{name: "made before the start: its window is long past or still runs", created: started.Add(-time.Second), want: started.Add(w - time.Second)},
-		{name: "made exactly a window after the start: at once", created: started.Add(w)},
-		{name: "no creation time known: at once", created: time.Time{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := grantsAt(tt.created, tt.reused, started, w); !got.Equal(tt.want) {
-				t.Fatalf("grantsAt = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
+)
 
 func namespaceAt(name string, uid types.UID, created time.Time, deleting bool) *corev1.Namespace {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uid, CreationTimestamp: metav1.NewTime(created)}}
@@ -86,7 +62,7 @@ func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 	clk.SetTime(now.Add(3 * time.Second))
 	reusedNS := namespaceAt("pr-1", "new", clk.Now(), false)
 	r.Created(reusedNS)
-	if got, want := r.GrantsAt(reusedNS), reusedNS.CreationTimestamp.Add(NameReuseWindow); !got.Equal(want) {
+	if got, want := r.GrantsAt(reusedNS), reusedNS.CreationTimestamp.Add(provision.NameReuseWindow); !got.Equal(want) {
 		t.Fatalf("reused name: GrantsAt = %v, want %v", got, want)
 	}
 	fresh := namespaceAt("pr-2", "fresh", clk.Now(), false)
@@ -97,7 +73,7 @@ func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 
 	// A create that found the name taken (a namespace the cache had not seen) makes it a reuse too.
 	r.Going("pr-3")
-	clk.SetTime(clk.Now().Add(NameReuseWindow - time.Second))
+	clk.SetTime(clk.Now().Add(provision.NameReuseWindow - time.Second))
 	taken := namespaceAt("pr-3", "taken", clk.Now(), false)
 	r.Created(taken)
 	if r.GrantsAt(taken).IsZero() {
@@ -105,7 +81,7 @@ func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 	}
 
 	// A window after pr-1 was last seen going, a new pr-1 is fresh, and the old entries are gone.
-	clk.SetTime(clk.Now().Add(3 * NameReuseWindow))
+	clk.SetTime(clk.Now().Add(3 * provision.NameReuseWindow))
 	later := namespaceAt("pr-1", "later", clk.Now(), false)
 	r.Created(later)
 	if got := r.GrantsAt(later); !got.IsZero() {

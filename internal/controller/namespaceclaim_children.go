@@ -131,7 +131,9 @@ func (r *NamespaceClaimReconciler) deleteStaleWatcherBinding(ctx context.Context
 
 // grantsWaitMessage says why a namespace's tenant gets no access yet.
 func grantsWaitMessage(namespace string, at time.Time) string {
-	return fmt.Sprintf("Waiting until %s to grant access to namespace %s: a namespace of that name was in use moments ago, and until then the API server may still accept its previous holder's token", at.UTC().Format(time.RFC3339), namespace)
+	return fmt.Sprintf("Waiting until %s to grant access to namespace %s: a namespace of that name may have been in use moments ago "+
+		"(or the operator started moments ago and cannot know), and until then the API server may still accept a previous holder's token",
+		at.UTC().Format(time.RFC3339), namespace)
 }
 
 // boundRoleField returns the class field naming the ClusterRole that want, one of the class's

@@ -60,6 +60,22 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 		e.note = provisionedNote(e.note, s.claim.Status.IssuedTokens)
 	}
 	r.Recorder.Eventf(s.claim, nil, t, e.reason, e.action, "%s", e.note)
+	if e.reason == tenancyv1alpha1.ProvisionedReason && s.claim.Status.CredentialsSecretName != "" && r.Endpoint.InClusterOnly() {
+		r.Recorder.Eventf(s.claim, nil, corev1.EventTypeWarning, KubeconfigServerInClusterOnlyReason, "IssueCredentials", "%s",
+			inClusterOnlyNote(s.claim.Status.CredentialsSecretName, r.Endpoint.Server))
+	}
+}
+
+// KubeconfigServerInClusterOnlyReason is the reason of the Warning Event on a claim whose kubeconfig
+// names an API server address that only clients inside the cluster reach.
+const KubeconfigServerInClusterOnlyReason = "KubeconfigServerInClusterOnly"
+
+// inClusterOnlyNote tells the pipeline, and the admin who reads Events, why the handed kubeconfig may
+// not work from outside the cluster and who fixes it.
+func inClusterOnlyNote(secret, server string) string {
+	return fmt.Sprintf("The kubeconfig in Secret %s names %s, an address only clients inside the cluster reach: a pipeline "+
+		"outside the cluster (a hosted CI runner) cannot use it. A cluster admin sets NSCLAIM_KUBECONFIG_SERVER "+
+		"on the operator to the API server's external address (README: Install)", secret, server)
 }
 
 // provisionedNote adds to a Provisioned Event's note the credential ID and expiry of the latest token

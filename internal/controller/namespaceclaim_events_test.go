@@ -17,6 +17,7 @@ limitations under the License.
 package controller
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -24,9 +25,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
@@ -111,5 +114,49 @@ func TestProvisionedNote(t *testing.T) {
 		if got := provisionedNote("Namespace x is ready", tc.issued); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A claim whose kubeconfig names an in-cluster-only address gets a Warning Event when it turns Ready
+// with a token, telling who fixes it; with a reachable address, or in mode Requester (no kubeconfig),
+// it gets none.
+func TestInClusterOnlyServerIsReportedOnEachClaim(t *testing.T) {
+	cases := []struct {
+		name   string
+		source credentials.ServerSource
+		secret string
+		want   bool
+	}{
+		{"in-cluster only, token", credentials.ServerInClusterOnly, "c-kubeconfig", true},
+		{"published address, token", credentials.ServerClusterInfo, "c-kubeconfig", false},
+		{"in-cluster only, mode Requester", credentials.ServerInClusterOnly, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rec := events.NewFakeRecorder(10)
+			r := &NamespaceClaimReconciler{Recorder: rec, Endpoint: credentials.Endpoint{Server: "https://10.96.0.1:443", Source: tc.source}}
+			claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ci", UID: "uid-warn"}}
+			claim.Status.CredentialsSecretName = tc.secret
+			before := claim.DeepCopy()
+			meta.SetStatusCondition(&claim.Status.Conditions, metav1.Condition{Type: tenancyv1alpha1.ReadyCondition,
+				Status: metav1.ConditionTrue, Reason: tenancyv1alpha1.ProvisionedReason, Message: "ready"})
+			r.emitEvents(&claimScope{claim: claim, now: time.Now()}, before)
+			close(rec.Events)
+			var warnings []string
+			for e := range rec.Events {
+				if strings.Contains(e, KubeconfigServerInClusterOnlyReason) {
+					warnings = append(warnings, e)
+				}
+			}
+			if !tc.want {
+				g.Expect(warnings).To(BeEmpty())
+				return
+			}
+			g.Expect(warnings).To(HaveLen(1))
+			g.Expect(warnings[0]).To(HavePrefix("Warning"))
+			g.Expect(warnings[0]).To(ContainSubstring("NSCLAIM_KUBECONFIG_SERVER"))
+			g.Expect(warnings[0]).To(ContainSubstring("https://10.96.0.1:443"))
+		})
 	}
 }

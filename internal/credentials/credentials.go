@@ -53,7 +53,12 @@ type Token struct {
 type Endpoint struct {
 	Server string
 	CAData []byte
+	// Source says where Server came from (see ChooseServer).
+	Source ServerSource
 }
+
+// InClusterOnly reports whether Server is an address only clients inside the cluster reach.
+func (e Endpoint) InClusterOnly() bool { return e.Source == ServerInClusterOnly }
 
 // Kubeconfig renders a kubeconfig for one namespace: a single cluster, user and context, with the
 // namespace as the context's default.

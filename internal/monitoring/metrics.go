@@ -66,6 +66,7 @@ const (
 	OrphansDeletedName       = "nsclaim_orphaned_namespaces_deleted_total"
 	SelfTestRequestsName     = "nsclaim_self_test_requests_total"
 	ClusterWideGrantsName    = "nsclaim_cluster_wide_grants"
+	KubeconfigServerName     = "nsclaim_kubeconfig_server_in_cluster_only"
 )
 
 // Label names.
@@ -120,6 +121,8 @@ var Definitions = []Definition{
 		Help: "Requests the permission self-test made, by review: SelfSubjectRulesReview (two per self-test), SubjectAccessReview (only when a rules review answered incomplete, for example behind a webhook authorizer), TokenRequest (a short-lived token minted for a self-test when no credentials were due; never written anywhere)."},
 	{Name: ClusterWideGrantsName, Kind: Gauge,
 		Help: "Bindings, other than the API server's defaults, that grant something to every ServiceAccount (system:serviceaccounts) or every user (system:authenticated), as of the last self-test; each is reported once with a Warning Event on the binding. Absent until the first self-test."},
+	{Name: KubeconfigServerName, Kind: Gauge,
+		Help: "1 if handed kubeconfigs name an API server address only clients inside the cluster reach (the operator runs in a Pod, NSCLAIM_KUBECONFIG_SERVER is not set and kube-public/cluster-info publishes no other address), 0 otherwise; set at start."},
 }
 
 // lookup returns the entry of Definitions with the given name; it panics if there is none, which
@@ -162,12 +165,13 @@ var (
 	orphansDeleted       = counterVec(OrphansDeletedName)
 	selfTestRequests     = counterVec(SelfTestRequestsName)
 	clusterWideGrants    = gaugeVec(ClusterWideGrantsName)
+	kubeconfigServer     = gaugeVec(KubeconfigServerName)
 
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
 		expiries, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
-		selfTestRequests, clusterWideGrants,
+		selfTestRequests, clusterWideGrants, kubeconfigServer,
 	}
 	registerOnce sync.Once
 )
@@ -227,6 +231,16 @@ func ObserveDeletion(class string, d time.Duration) {
 // SelfTestFailed counts a permission self-test that found missing or excess permissions.
 func SelfTestFailed(class string) {
 	selfTestFailures.WithLabelValues(class).Inc()
+}
+
+// SetKubeconfigServerInClusterOnly sets the gauge that says handed kubeconfigs name an in-cluster
+// address only.
+func SetKubeconfigServerInClusterOnly(inClusterOnly bool) {
+	v := 0.0
+	if inClusterOnly {
+		v = 1
+	}
+	kubeconfigServer.WithLabelValues().Set(v)
 }
 
 // SetFenceIntact sets the admission fence gauge to 1 (intact) or 0 (missing or altered). The gauge

@@ -40,7 +40,7 @@ func brokenInvariants() ([]string, error) {
 // checkInvariants fails the scenario when, after it, the cluster breaks nsclaim's invariants for longer
 // than invariantsSettle. Every identity a scenario logs in as registers it (loginAs), so it runs after
 // every scenario.
-func checkInvariants(t *testing.T) {
+func checkInvariants(t testing.TB) {
 	t.Helper()
 	broken, err := brokenInvariants()
 	if err != nil {

@@ -42,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -112,6 +113,31 @@ func startReplica(t *testing.T, name string, probePort, metricsPort int) *replic
 	return r
 }
 
+// adminClient returns the cluster's admin configuration and a client with nsclaim's types.
+func adminClient(t *testing.T) (*rest.Config, client.Client) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
+	cfg, err := clientcmd.BuildConfigFromFlags("", getenv(t, "KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, admin
+}
+
+// ports returns the port in the environment variable key, or def.
+func ports(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
+}
+
 // logs returns the replica's log so far.
 func (r *replica) logs() string {
 	b, _ := os.ReadFile(r.log)
@@ -123,19 +149,7 @@ func TestLeaderElectionFailover(t *testing.T) {
 	g.SetDefaultEventuallyTimeout(90 * time.Second)
 	g.SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	ctx := t.Context()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
-	cfg, err := clientcmd.BuildConfigFromFlags("", getenv(t, "KUBECONFIG"))
-	g.Expect(err).NotTo(HaveOccurred())
-	admin, err := client.New(cfg, client.Options{Scheme: scheme})
-	g.Expect(err).NotTo(HaveOccurred())
-	ports := func(key string, def int) int {
-		if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
-			return n
-		}
-		return def
-	}
+	_, admin := adminClient(t)
 
 	holder := func() (string, error) {
 		var l coordinationv1.Lease

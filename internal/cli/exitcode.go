@@ -1,0 +1,129 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package cli holds the pure decisions of the kubectl-nsclaim plugin (cmd/kubectl-nsclaim): exit codes,
+// default claim names, what a claim's conditions mean for a pipeline and who must act on a refusal, how
+// an existing claim of the same name is handled, the TTL an extension asks for, and the kubeconfigs it
+// writes. It does no I/O.
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Exit codes of kubectl-nsclaim. They are part of the plugin's interface (docs/pipelines.md): a
+// pipeline branches on them, so they never change meaning.
+const (
+	// ExitOK: the command did what was asked.
+	ExitOK = 0
+	// ExitError: any other failure (the API server unreachable, an unexpected answer).
+	ExitError = 1
+	// ExitUsage: a flag or argument is wrong; nothing was sent to the API server.
+	ExitUsage = 2
+	// ExitRefused: the operator refused the claim (or it expired): waiting longer will not help; the
+	// message names the reason and who must act.
+	ExitRefused = 3
+	// ExitTimeout: the claim did not become Ready (or go away) within --timeout.
+	ExitTimeout = 4
+	// ExitForbidden: the API server denied the caller (403): its identity lacks a right of the
+	// shipped pipeline role.
+	ExitForbidden = 5
+	// ExitNotFound: the claim (or its credentials Secret) does not exist.
+	ExitNotFound = 6
+	// ExitExists: the claim exists and --if-exists=fail, or it exists with another class.
+	ExitExists = 7
+)
+
+// RefusedError is a claim the operator will not serve until someone acts.
+type RefusedError struct {
+	Claim   string
+	Reason  string
+	Message string
+}
+
+func (e *RefusedError) Error() string {
+	g := GuidanceFor(e.Reason)
+	return fmt.Sprintf("namespaceclaim %s refused: %s: %s\n  who must act: %s\n  what to do: %s", e.Claim, e.Reason, e.Message, g.Actor, g.Action)
+}
+
+// TimeoutError is a wait that ran out; Last describes the claim's state when it did.
+type TimeoutError struct {
+	What string
+	Last string
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Last == "" {
+		return "timed out waiting for " + e.What
+	}
+	return fmt.Sprintf("timed out waiting for %s; last state: %s", e.What, e.Last)
+}
+
+// ExistsError is a claim that exists where the caller asked for a new one.
+type ExistsError struct {
+	Claim  string
+	Detail string
+}
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("namespaceclaim %s exists: %s", e.Claim, e.Detail)
+}
+
+// NotFoundError is a claim (or its Secret) that does not exist, found without an API error (for
+// example a Secret the claim's status does not name yet).
+type NotFoundError struct{ What string }
+
+func (e *NotFoundError) Error() string { return e.What + " not found" }
+
+// UsageError is a wrong flag or argument.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// ExitCode maps an error returned by a command to the process's exit code: nil is ExitOK; the
+// plugin's own error types and the API server's Forbidden and NotFound answers (wrapped or not) have
+// their own codes; anything else is ExitError.
+func ExitCode(err error) int {
+	var (
+		refused  *RefusedError
+		timeout  *TimeoutError
+		exists   *ExistsError
+		notFound *NotFoundError
+		usage    *UsageError
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &usage):
+		return ExitUsage
+	case errors.As(err, &refused):
+		return ExitRefused
+	case errors.As(err, &timeout):
+		return ExitTimeout
+	case errors.As(err, &exists):
+		return ExitExists
+	case errors.As(err, &notFound):
+		return ExitNotFound
+	case apierrors.IsForbidden(err):
+		return ExitForbidden
+	case apierrors.IsNotFound(err):
+		return ExitNotFound
+	}
+	return ExitError
+}

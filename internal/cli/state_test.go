@@ -1,0 +1,151 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+)
+
+type claimOpt func(*tenancyv1alpha1.NamespaceClaim)
+
+func newClaim(opts ...claimOpt) *tenancyv1alpha1.NamespaceClaim {
+	c := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "pr-1", Namespace: "ci", Generation: 1}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+func withReady(status metav1.ConditionStatus, reason string, gen int64) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) {
+		c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: tenancyv1alpha1.ReadyCondition, Status: status, Reason: reason, Message: "m", ObservedGeneration: gen})
+	}
+}
+
+// provisioned sets status.namespace, as the operator does once it made the namespace.
+func provisioned() claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Namespace = "ci-pr-1" }
+}
+
+func expired() claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) {
+		c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: tenancyv1alpha1.ExpiredCondition, Status: metav1.ConditionTrue, Reason: tenancyv1alpha1.ExpiredReason})
+	}
+}
+
+func deleting() claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { now := metav1.Now(); c.DeletionTimestamp = &now }
+}
+
+func withClass(name string) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Spec.ClassName = name }
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		claim *tenancyv1alpha1.NamespaceClaim
+		want  Phase
+	}{
+		{"no status yet", newClaim(), PhasePending},
+		{"provisioning", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ProvisioningReason, 1)), PhasePending},
+		{"internal error is transient", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.InternalErrorReason, 1)), PhasePending},
+		{"ready", newClaim(provisioned(), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 1)), PhaseReady},
+		{"ready for an older generation", newClaim(provisioned(), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 0)), PhasePending},
+		{"refused", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.NamespaceTakenReason, 1)), PhaseRefused},
+		{"refused: creator not admitted", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.CreatorNotAdmittedReason, 1)), PhaseRefused},
+		{"expired", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ExpiredReason, 1), expired()), PhaseExpired},
+		{"released by the tenant", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ReleasedReason, 1)), PhaseDeleting},
+		{"being deleted, even if expired", newClaim(expired(), deleting()), PhaseDeleting},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Classify(tc.claim).Phase; got != tc.want {
+				t.Errorf("Classify() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecideExisting(t *testing.T) {
+	ready := []claimOpt{withClass("ci"), provisioned(), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 1)}
+	for _, tc := range []struct {
+		name      string
+		existing  *tenancyv1alpha1.NamespaceClaim
+		ifExists  string
+		class     string
+		want      Action
+		wantError bool
+	}{
+		{"none", nil, IfExistsUse, "ci", ActionCreate, false},
+		{"none, fail", nil, IfExistsFail, "", ActionCreate, false},
+		{"live, use", newClaim(ready...), IfExistsUse, "ci", ActionUse, false},
+		{"live, use, no class asked", newClaim(ready...), IfExistsUse, "", ActionUse, false},
+		{"live, use, another class", newClaim(ready...), IfExistsUse, "other", "", true},
+		{"live, recreate", newClaim(ready...), IfExistsRecreate, "other", ActionRecreate, false},
+		{"live, fail", newClaim(ready...), IfExistsFail, "ci", "", true},
+		{"expired, use: recreated, the name is reusable", newClaim(withClass("ci"), expired()), IfExistsUse, "ci", ActionRecreate, false},
+		{"expired, another class: recreated", newClaim(withClass("ci"), expired()), IfExistsUse, "other", ActionRecreate, false},
+		{"expired, fail", newClaim(expired()), IfExistsFail, "", "", true},
+		{"deleting, use", newClaim(deleting()), IfExistsUse, "", ActionWaitGone, false},
+		{"deleting, recreate", newClaim(deleting()), IfExistsRecreate, "", ActionWaitGone, false},
+		{"refused, use: waited for (and reported)", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.TTLExceedsMaximumReason, 1)), IfExistsUse, "", ActionUse, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DecideExisting(tc.existing, tc.ifExists, tc.class)
+			if (err != nil) != tc.wantError {
+				t.Fatalf("DecideExisting() error = %v, want error %v", err, tc.wantError)
+			}
+			if err != nil && ExitCode(err) != ExitExists {
+				t.Errorf("error %v maps to exit code %d, want %d", err, ExitCode(err), ExitExists)
+			}
+			if got != tc.want {
+				t.Errorf("DecideExisting() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestExplain(t *testing.T) {
+	deletingClaim := newClaim(provisioned(), deleting())
+	deletingClaim.Finalizers = []string{tenancyv1alpha1.ClaimFinalizer}
+	for _, tc := range []struct {
+		name  string
+		claim *tenancyv1alpha1.NamespaceClaim
+		want  []string
+	}{
+		{"refused", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.TTLExceedsMaximumReason, 1)),
+			[]string{"ci/pr-1: Refused", "reason:       TTLExceedsMaximum", "who must act: " + ActorPipeline, "shorter --ttl", "Ready=False TTLExceedsMaximum: m"}},
+		{"stale condition", newClaim(withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 0)),
+			[]string{"Pending", "(for generation 0 of 1)"}},
+		{"deletion held by the finalizer", deletingClaim,
+			[]string{"Deleting", "blocked by finalizers tenancy.nsclaim.dev/namespace", "once namespace ci-pr-1 is gone"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Explain(tc.claim)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("Explain() =\n%s\nwant it to contain %q", got, w)
+				}
+			}
+		})
+	}
+}
