@@ -73,8 +73,18 @@ patches:
       value: Never
 EOF
 # TEST_NODE_KUBECONFIG_SERVER=none leaves NSCLAIM_KUBECONFIG_SERVER out, to see what the manager
-# writes into handed kubeconfigs on its own (the runner test then fails and prints it).
-if [[ ${TEST_NODE_KUBECONFIG_SERVER:-} != none ]]; then
+# writes into handed kubeconfigs on its own (the runner test then fails and prints it);
+# =cluster-info leaves it out too but publishes the outside address in kube-public/cluster-info, as
+# kubeadm does, which the manager reads when nothing is set.
+case ${TEST_NODE_KUBECONFIG_SERVER:-} in
+cluster-info)
+  kc -n kube-public create configmap cluster-info --from-file=kubeconfig=<(
+    printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: ""\n  cluster:\n    server: %s\n    certificate-authority-data: %s\n' \
+      "$SERVER_URL" "$(base64 -w0 <"$LOCAL_CLUSTER_DIR/pki/ca.crt")"
+  ) >/dev/null
+  ;;
+esac
+if [[ -z ${TEST_NODE_KUBECONFIG_SERVER:-} ]]; then
   cat >>"$overlay/kustomization.yaml" <<EOF
     - op: add
       path: /spec/template/spec/containers/0/env/-
