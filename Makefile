@@ -102,6 +102,16 @@ test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/pro
 test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
 	hack/test-failover.sh
 
+# test-node is not part of `make test` yet (see docs/node.md): it needs root, changes host state
+# (bridge, iptables, cgroups, sysctls; all restored by hack/local-node.sh down) and one node per machine.
+.PHONY: test-node
+test-node: control-plane node kustomize operator-sdk scorecard-test ## Run the operator as a Pod on a real local node (containerd, kubelet, kube-proxy; images assembled here, never pulled) and test it as pipelines inside and outside the cluster use it.
+	hack/test-node.sh
+
+.PHONY: test-node-olm
+test-node-olm: control-plane node kustomize operator-sdk opm olm ## Install the operator through OLM (olm and catalog operators as processes) from a catalog Pod (opm serve) onto a real local node; the CSV Succeeds with the manager as a Pod and a claim becomes Ready.
+	hack/test-node-olm.sh
+
 .PHONY: test-cold
 test-cold: ## Run `make test` as CI and a new user do: a fresh clone of HEAD, empty ./bin, Go module and build caches (catches withdrawn pins; prints the minutes).
 	hack/test-cold.sh test
@@ -385,6 +395,16 @@ ACTIONLINT ?= $(LOCALBIN)/actionlint
 control-plane: $(KUBE_BIN)/kube-apiserver ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (once per version).
 $(KUBE_BIN)/kube-apiserver:
 	hack/build-control-plane.sh $(KUBE_BIN) v$(KUBE_VERSION)
+
+# The local node's binaries (hack/build-node.sh): kubelet, kube-proxy and kube-scheduler of
+# KUBE_VERSION next to the control plane; containerd, the CNI plugins, CoreDNS and crictl at the
+# versions pinned in hack/tools/{containerd,cni,coredns,crictl}/go.mod, each in bin/<name>-<version>.
+# runc, iptables and conntrack come from Debian (hack/node-deps.sh).
+# Both scripts are no-ops when everything is there.
+.PHONY: node
+node: $(LOCALBIN) ## Build the local node's binaries from source (once per version) and install runc, iptables, conntrack from Debian.
+	hack/node-deps.sh
+	hack/build-node.sh $(LOCALBIN) v$(KUBE_VERSION)
 
 .PHONY: prometheus
 prometheus: $(PROMETHEUS) ## Unpack Debian's prometheus package (prometheus, promtool) of PROMETHEUS_VERSION into ./bin if necessary.
