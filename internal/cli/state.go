@@ -54,9 +54,9 @@ func (s State) String() string {
 	return fmt.Sprintf("%s (%s: %s)", s.Phase, s.Reason, s.Message)
 }
 
-// Classify reads a claim's phase from its metadata and conditions. A Ready condition that is True but
-// older than the claim's generation is still Pending (a changed spec is not done yet), as is a claim
-// without a Ready condition. Expired wins over everything but deletion.
+// Classify reads a claim's phase from its metadata and conditions. A Ready condition, True or a
+// refusal, that is older than the claim's generation is still Pending (a changed spec is not answered
+// yet), as is a claim without a Ready condition. Expired wins over everything but deletion.
 func Classify(claim *tenancyv1alpha1.NamespaceClaim) State {
 	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 	st := State{Phase: PhasePending}
@@ -71,7 +71,9 @@ func Classify(claim *tenancyv1alpha1.NamespaceClaim) State {
 	case ready == nil:
 	case ready.Status == "True" && ready.ObservedGeneration >= claim.Generation && claim.Status.Namespace != "":
 		st.Phase = PhaseReady
-	case ready.Status == "False" && tenancyv1alpha1.IsRefusalReason(ready.Reason):
+	case ready.Status == "False" && tenancyv1alpha1.IsRefusalReason(ready.Reason) && ready.ObservedGeneration >= claim.Generation:
+		// A refusal of an older generation is stale: the spec changed since (an extension set back),
+		// and the operator has not answered the new one yet.
 		st.Phase = PhaseRefused
 	case ready.Status == "False" && ready.Reason == tenancyv1alpha1.ReleasedReason:
 		st.Phase = PhaseDeleting

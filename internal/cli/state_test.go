@@ -72,6 +72,7 @@ func TestClassify(t *testing.T) {
 		{"ready", newClaim(provisioned(), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 1)), PhaseReady},
 		{"ready for an older generation", newClaim(provisioned(), withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 0)), PhasePending},
 		{"refused", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.NamespaceTakenReason, 1)), PhaseRefused},
+		{"refused for an older generation (the spec changed since)", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.TTLExceedsMaximumReason, 0)), PhasePending},
 		{"refused: creator not admitted", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.CreatorNotAdmittedReason, 1)), PhaseRefused},
 		{"expired", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ExpiredReason, 1), expired()), PhaseExpired},
 		{"released by the tenant", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ReleasedReason, 1)), PhaseDeleting},
