@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, and install/upgrade through real OLM.
+test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, and the operator as a Pod on a real local node.
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
