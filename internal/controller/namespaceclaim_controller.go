@@ -105,6 +105,11 @@ type NamespaceClaimReconciler struct {
 	// means baseline.
 	MinimumPodSecurity tenancyv1alpha1.PodSecurityLevel
 
+	// ActivePods reports and watches the Pods Pending or Running in each namespace (a claim's idle
+	// clock stops while there is one); nil reads them from the API server and watches nothing (unit
+	// tests only).
+	ActivePods *ActivePods
+
 	// NameReuse holds back the grants of a namespace whose name was in use moments ago, until the API
 	// server can no longer accept a previous holder's token (see NamespaceReuse); nil skips the wait
 	// (unit tests only: the manager and the envtest suite always set it, with CacheOptions).
@@ -227,6 +232,9 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	if err := r.reconcileClass(ctx, s); err != nil {
 		return err
 	}
+	if err := r.reconcileActivity(ctx, s); err != nil {
+		return err
+	}
 	if err := r.reconcileExpiry(ctx, s); err != nil {
 		return err
 	}
@@ -330,6 +338,9 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.DefaultServiceAccounts != nil {
 		b = b.WatchesRawSource(r.DefaultServiceAccounts.source(r.namespaceNameToClaim))
+	}
+	if r.ActivePods != nil {
+		b = b.WatchesRawSource(r.ActivePods.source(r.namespaceNameToClaim))
 	}
 	return b.
 		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).

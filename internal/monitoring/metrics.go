@@ -60,6 +60,7 @@ const (
 	CredentialFailuresName   = "nsclaim_credential_failures_total"
 	RefusalsName             = "nsclaim_refusals_total"
 	ExpiriesName             = "nsclaim_expiries_total"
+	IdleExpiriesName         = "nsclaim_idle_expiries_total"
 	DeletionDurationName     = "nsclaim_deletion_duration_seconds"
 	SelfTestFailuresName     = "nsclaim_self_test_failures_total"
 	FenceIntactName          = "nsclaim_admission_fence_intact"
@@ -109,6 +110,8 @@ var Definitions = []Definition{
 		Help: "Claims refused, by the condition reason that explains why (ClassNotFound, ClaimLimitExceeded, ...); counted on the transition to the refusal."},
 	{Name: ExpiriesName, Kind: Counter, Labels: []string{ClassLabel},
 		Help: "Claims whose TTL passed and whose namespace was deleted."},
+	{Name: IdleExpiriesName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Claims whose namespace stayed idle (no Pod Pending or Running, no heartbeat) for its idle TTL and was deleted; they are counted in " + ExpiriesName + " too."},
 	{Name: DeletionDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
 		Help: "Seconds from a claim's deletion request to the removal of its finalizer (namespace gone)."},
 	{Name: SelfTestFailuresName, Kind: Counter, Labels: []string{ClassLabel},
@@ -159,6 +162,7 @@ var (
 	credentialFailures   = counterVec(CredentialFailuresName)
 	refusals             = counterVec(RefusalsName)
 	expiries             = counterVec(ExpiriesName)
+	idleExpiries         = counterVec(IdleExpiriesName)
 	deletionDuration     = histogramVec(DeletionDurationName)
 	selfTestFailures     = counterVec(SelfTestFailuresName)
 	fenceIntact          = gaugeVec(FenceIntactName)
@@ -170,7 +174,7 @@ var (
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
-		expiries, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
+		expiries, idleExpiries, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
 		selfTestRequests, clusterWideGrants, kubeconfigServer,
 	}
 	registerOnce sync.Once
@@ -221,6 +225,11 @@ func Refused(reason string) {
 // Expired counts a claim whose TTL passed.
 func Expired(class string) {
 	expiries.WithLabelValues(class).Inc()
+}
+
+// IdleExpired counts a claim whose idle TTL passed (call Expired too).
+func IdleExpired(class string) {
+	idleExpiries.WithLabelValues(class).Inc()
 }
 
 // ObserveDeletion records the time from a claim's deletionTimestamp to the removal of its finalizer.
