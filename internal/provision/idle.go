@@ -47,17 +47,22 @@ func IdleTTL(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.Names
 	return claim.Spec.Keep.Duration, true, nil
 }
 
+// HeartbeatSkew is how far in the future a heartbeat may be dated (the pipeline's clock may run ahead of
+// the operator's); such a heartbeat counts as now. A heartbeat dated later is ignored.
+const HeartbeatSkew = time.Minute
+
 // Heartbeat reads the claim's heartbeat annotation (RFC 3339). It is bounded to what the operator can
-// vouch for: a time later than now counts as now (a pipeline cannot buy idle time in advance), and a
-// time before the claim's creation counts for nothing. ok is false when there is none or it does not
-// parse.
+// vouch for: a time later than now by more than HeartbeatSkew counts for nothing (an annotation that
+// stays on the claim would otherwise restart the idle clock at every reconcile, until that time), one
+// within the skew counts as now, and a time before the claim's creation counts for nothing. ok is false
+// when there is none, it does not parse, or it counts for nothing.
 func Heartbeat(claim *tenancyv1alpha1.NamespaceClaim, now time.Time) (at time.Time, ok bool) {
 	v, found := claim.Annotations[tenancyv1alpha1.HeartbeatAnnotation]
 	if !found {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339, v)
-	if err != nil || t.Before(claim.CreationTimestamp.Time) {
+	if err != nil || t.Before(claim.CreationTimestamp.Time) || t.After(now.Add(HeartbeatSkew)) {
 		return time.Time{}, false
 	}
 	if t.After(now) {

@@ -87,7 +87,9 @@ func TestHeartbeat(t *testing.T) {
 		{name: "before the claim's creation counts for nothing", v: s(created.Add(-time.Second).Format(time.RFC3339))},
 		{name: "at creation", v: s(created.Format(time.RFC3339)), want: created, ok: true},
 		{name: "in the past", v: s(now.Add(-time.Minute).Format(time.RFC3339)), want: now.Add(-time.Minute), ok: true},
-		{name: "in the future counts as now", v: s(now.Add(1000 * time.Hour).Format(time.RFC3339)), want: now, ok: true},
+		{name: "within the skew counts as now", v: s(now.Add(HeartbeatSkew).Format(time.RFC3339)), want: now, ok: true},
+		{name: "in the future beyond the skew counts for nothing", v: s(now.Add(HeartbeatSkew + time.Second).Format(time.RFC3339))},
+		{name: "far in the future counts for nothing", v: s(now.Add(1000 * time.Hour).Format(time.RFC3339))},
 		{name: "other time zone", v: s("2026-11-26T12:30:00+02:00"), want: created.Add(30 * time.Minute), ok: true},
 	}
 	for _, tt := range tests {
