@@ -191,7 +191,7 @@ type NamespaceClaimStatus struct {
 	LastActivity *metav1.Time `json:"lastActivity,omitempty"`
 
 	// idleExpiresAt is when the namespace will be deleted for idleness if nothing happens in it before
-	// (lastActivity, else the claim's creation, plus spec.keep or the class's lifetime.idleTTL). Unset
+	// (lastActivity plus spec.keep or the class's lifetime.idleTTL). Unset
 	// while a Pod is Pending or Running there, and when the class has no idleTTL. The earlier of
 	// expiresAt and idleExpiresAt ends the claim.
 	// +optional

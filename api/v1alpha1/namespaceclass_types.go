@@ -198,9 +198,9 @@ type LifetimeSpec struct {
 	MaxTTL *metav1.Duration `json:"maxTTL,omitempty"`
 
 	// idleTTL deletes a namespace that has been idle this long: no Pod Pending or Running in it and
-	// no heartbeat (docs/lifecycle.md). The idle clock starts at the claim's creation, at the last
-	// moment the operator saw a Pod Pending or Running there, or at the last heartbeat, whichever is
-	// latest. Unset means namespaces of this class never expire for idleness. The hard TTL (ttl, up to
+	// no heartbeat (docs/lifecycle.md). The idle clock starts when the operator first observes the
+	// namespace, when it sees the last Pod Pending or Running there end, or at the last heartbeat,
+	// whichever is latest. Unset means namespaces of this class never expire for idleness. The hard TTL (ttl, up to
 	// maxTTL) always applies too: the earlier of the two wins.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="lifetime.idleTTL must be between 1m and 8760h"
