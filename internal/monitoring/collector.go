@@ -76,6 +76,7 @@ const collectTimeout = 5 * time.Second
 type claimCollector struct {
 	reader client.Reader
 	desc   *prometheus.Desc
+	phases *prometheus.Desc
 }
 
 // NewClaimCollector returns a collector of ClaimsName that lists NamespaceClaims from r (the
@@ -83,12 +84,13 @@ type claimCollector struct {
 // pairs with at least one claim are reported. If the list fails, the collector logs the error and
 // reports nothing, so that the rest of the scrape still succeeds.
 func NewClaimCollector(r client.Reader) prometheus.Collector {
-	d := lookup(ClaimsName)
-	return &claimCollector{reader: r, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil)}
+	d, p := lookup(ClaimsName), lookup(ClaimsByPhaseName)
+	return &claimCollector{reader: r, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil),
+		phases: prometheus.NewDesc(p.Name, p.Help, p.Labels, nil)}
 }
 
 // Describe implements prometheus.Collector.
-func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.phases }
 
 // Collect implements prometheus.Collector.
 func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
@@ -103,6 +105,21 @@ func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range CountClaims(claims.Items) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), k.Class, k.State)
 	}
+	for k, n := range CountPhases(claims.Items) {
+		ch <- prometheus.MustNewConstMetric(c.phases, prometheus.GaugeValue, float64(n), k.Class, k.State)
+	}
+}
+
+// CountPhases counts claims by their resolved class and status.phase; claims without a phase are left
+// out.
+func CountPhases(claims []tenancyv1alpha1.NamespaceClaim) map[ClassState]int {
+	counts := map[ClassState]int{}
+	for i := range claims {
+		if p := claims[i].Status.Phase; p != "" {
+			counts[ClassState{Class: claims[i].Status.ClassName, State: string(p)}]++
+		}
+	}
+	return counts
 }
 
 // ClassState is a (class, state) pair of ClaimsName.

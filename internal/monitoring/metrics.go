@@ -55,6 +55,7 @@ type Definition struct {
 // Metric names.
 const (
 	ClaimsName               = "nsclaim_claims"
+	ClaimsByPhaseName        = "nsclaim_claims_by_phase"
 	ProvisioningDurationName = "nsclaim_provisioning_duration_seconds"
 	CredentialsIssuedName    = "nsclaim_credentials_issued_total"
 	CredentialFailuresName   = "nsclaim_credential_failures_total"
@@ -74,6 +75,7 @@ const (
 const (
 	ClassLabel  = "class"
 	StateLabel  = "state"
+	PhaseLabel  = "phase"
 	KindLabel   = "kind"
 	ReasonLabel = "reason"
 )
@@ -100,6 +102,8 @@ var durationBuckets = []float64{0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 60
 var Definitions = []Definition{
 	{Name: ClaimsName, Kind: Gauge, Labels: []string{ClassLabel, StateLabel}, Collected: true,
 		Help: "NamespaceClaims by class and state (Ready, Pending, Refused, Expired, Released, Terminating), read from the informer cache at scrape time. The class is the resolved class in status; empty until the class is resolved."},
+	{Name: ClaimsByPhaseName, Kind: Gauge, Labels: []string{ClassLabel, PhaseLabel}, Collected: true,
+		Help: "NamespaceClaims by class and lifecycle phase (status.phase: Pending, Active, Idle, Refused, Expired, Terminating; docs/lifecycle.md), read from the informer cache at scrape time. Idle claims are those whose idle clock runs; claims not yet given a phase are not counted."},
 	{Name: ProvisioningDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
 		Help: "Seconds from a claim's creation to its first Ready=True."},
 	{Name: CredentialsIssuedName, Kind: Counter, Labels: []string{ClassLabel, KindLabel},
