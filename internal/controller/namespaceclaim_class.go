@@ -136,7 +136,8 @@ func classRefusal(class *tenancyv1alpha1.NamespaceClass) *provision.Refusal {
 }
 
 // reconcileExpiry deletes the namespace once the claim's hard TTL or its idle TTL (see
-// reconcileActivity) has passed, and marks the claim expired for good. It runs even when the claim is refused, so a namespace whose class disappeared still expires.
+// reconcileActivity) has passed, whichever ends first, and marks the claim expired for good. It runs
+// even when the claim is refused, so a namespace whose class disappeared still expires.
 func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claimScope) error {
 	hard := !s.expiresAt.IsZero() && !s.now.Before(s.expiresAt)
 	idle := !s.idleExpiresAt.IsZero() && !s.now.Before(s.idleExpiresAt)
