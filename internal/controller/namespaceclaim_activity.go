@@ -36,13 +36,15 @@ import (
 // reconcileActivity observes the activity of the namespace a claim holds (its Pods Pending, Running or
 // Unknown, and the claim's heartbeat annotation) and records it in the claim's status (podsActive,
 // lastActivity, idleExpiresAt) and the idle expiry in the scope, for reconcileExpiry. It does nothing
-// for a claim that holds no namespace, whose class is unknown, or that expired. A spec.keep beyond the
-// class is refused by reconcileClass; here the class's idleTTL then applies.
+// for a claim that holds no namespace, whose class is unknown, or that expired; Reconcile calls it again
+// after the phases when the namespace was recorded meanwhile. A spec.keep beyond the class is refused by
+// reconcileClass; here the class's idleTTL then applies.
 func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *claimScope) error {
 	claim := s.claim
 	if s.class == nil || !s.held() || provision.IsExpired(claim) {
 		return nil
 	}
+	s.activityObserved = true
 	idleTTL, _, _ := provision.IdleTTL(claim, s.class)
 	pods, err := r.countActivePods(ctx, claim.Status.Namespace)
 	if err != nil {

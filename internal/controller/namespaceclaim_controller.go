@@ -187,6 +187,13 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.reconcileNormal(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !s.activityObserved && !s.expired {
+		// The namespace was recorded in this reconcile: its idle clock starts now, not at the next
+		// event (a claim made Ready in one reconcile may see no other for hours).
+		if err := r.reconcileActivity(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
 }
 

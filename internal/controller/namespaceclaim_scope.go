@@ -63,6 +63,8 @@ type claimScope struct {
 	// idleExpiresAt is when the namespace is to be deleted for idleness; zero when it is active or its
 	// class has no idle TTL.
 	idleExpiresAt time.Time
+	// activityObserved is set once reconcileActivity recorded the namespace's activity.
+	activityObserved bool
 	// tokenOnce is set when the claim asks for its token to be issued only once.
 	tokenOnce bool
 
