@@ -79,7 +79,7 @@ test-unit: control-plane ## Run unit tests and the envtest suites (real kube-api
 	KUBEBUILDER_ASSETS="$(KUBE_BIN)" NSCLAIM_REQUIRE_ENVTEST=1 go test $$(go list ./... | grep -v /test/) ./test/invariants/ -coverprofile cover.out
 
 .PHONY: test-local
-test-local: control-plane build kustomize ## Run the e2e suite against a local cluster (started, then stopped, here).
+test-local: control-plane build kustomize ## Install from the release manifests alone (install.yaml, fence.yaml: a claim Ready within 30 s of the fence), then run the e2e suite, on a local cluster (started, then stopped, here).
 	hack/test-local.sh
 
 .PHONY: test-security
@@ -95,12 +95,22 @@ test-metrics: control-plane kustomize prometheus ## Scrape a manager on a local 
 	PROMETHEUS=$(PROMETHEUS) hack/test-metrics.sh
 
 .PHONY: test-alerts
-test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/prometheus.
-	PROMTOOL=$(PROMTOOL) go test ./test/metrics/ -run TestAlertRules -count=1
+test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/prometheus, and check every alert has a runbook (docs/runbooks.md) and a firing test.
+	PROMTOOL=$(PROMTOOL) go test ./test/metrics/ -run 'TestAlertRules|TestAlertsHaveRunbooks' -count=1
 
 .PHONY: test-failover
 test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
 	hack/test-failover.sh
+
+# test-node is not part of `make test` yet (see docs/node.md): it needs root, changes host state
+# (bridge, iptables, cgroups, sysctls; all restored by hack/local-node.sh down) and one node per machine.
+.PHONY: test-node
+test-node: control-plane node kustomize operator-sdk scorecard-test ## Run the operator as a Pod on a real local node (containerd, kubelet, kube-proxy; images assembled here, never pulled) and test it as pipelines inside and outside the cluster use it.
+	hack/test-node.sh
+
+.PHONY: test-node-olm
+test-node-olm: control-plane node kustomize operator-sdk opm olm ## Install the operator through OLM (olm and catalog operators as processes) from a catalog Pod (opm serve) onto a real local node; the CSV Succeeds with the manager as a Pod and a claim becomes Ready.
+	hack/test-node-olm.sh
 
 .PHONY: test-cold
 test-cold: ## Run `make test` as CI and a new user do: a fresh clone of HEAD, empty ./bin, Go module and build caches (catches withdrawn pins; prints the minutes).
@@ -154,6 +164,9 @@ OLM_E2E_NAMESPACE ?= nsclaim-operator-system
 test-e2e-olm: setup-test-e2e operator-sdk ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
+	@# The bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
+	@# Prometheus Operator; test/olm/monitoring-crds.yaml are stand-ins, as in test-olm).
+	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) apply --server-side -f test/olm/monitoring-crds.yaml
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) create namespace $(OLM_E2E_NAMESPACE)
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_OLM_NAMESPACE=$(OLM_E2E_NAMESPACE) \
 		NSCLAIM_OLM_FROM_CSV=nsclaim-operator.v$(PREVIOUS_VERSION) NSCLAIM_OLM_TO_CSV=nsclaim-operator.v$(VERSION) \
@@ -245,6 +258,18 @@ docker-push: ## Push docker image with the manager.
 	$(CONTAINER_TOOL) push ${IMG}
 
 .PHONY: build-installer
+# The manifests a release publishes (.github/workflows/release.yaml attaches them to the GitHub release):
+# install.yaml (config/release: CRDs, RBAC, the Deployment with IMG; no fence), fence.yaml
+# (config/fence/validating; Kubernetes 1.30+), fence-keyless.yaml (config/fence/keyless; 1.36+) and
+# monitoring.yaml (config/monitoring: ServiceMonitor, PrometheusRule).
+RELEASE_DIR ?= $(CURDIR)/tmp/release-v$(VERSION)
+.PHONY: release-manifests
+release-manifests: manifests kustomize ## Render the release's install.yaml, fence.yaml, fence-keyless.yaml and monitoring.yaml into RELEASE_DIR.
+	mkdir -p $(RELEASE_DIR)
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	KUSTOMIZE=$(KUSTOMIZE) hack/release-manifests.sh $(RELEASE_DIR)
+	@echo "release manifests of v$(VERSION) (image $(IMG)) in $(RELEASE_DIR)"
+
 build-installer: manifests generate kustomize ## Generate a consolidated YAML with CRDs and deployment.
 	mkdir -p dist
 	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
@@ -304,7 +329,9 @@ uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified 
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config.
+deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config (IMG must be an image you pushed unless VERSION is a release).
+	@if [ "$(origin IMG)" = "file" ] && ! hack/releases.sh list | grep -q "^$(VERSION) "; then \
+	  echo "make deploy: $(IMG) is not published (VERSION $(VERSION) is not released yet): build and push your own image and pass IMG=..., or install a release's install.yaml (README)" >&2; exit 1; fi
 	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply -f -
 
@@ -368,6 +395,16 @@ ACTIONLINT ?= $(LOCALBIN)/actionlint
 control-plane: $(KUBE_BIN)/kube-apiserver ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (once per version).
 $(KUBE_BIN)/kube-apiserver:
 	hack/build-control-plane.sh $(KUBE_BIN) v$(KUBE_VERSION)
+
+# The local node's binaries (hack/build-node.sh): kubelet, kube-proxy and kube-scheduler of
+# KUBE_VERSION next to the control plane; containerd, the CNI plugins, CoreDNS and crictl at the
+# versions pinned in hack/tools/{containerd,cni,coredns,crictl}/go.mod, each in bin/<name>-<version>.
+# runc, iptables and conntrack come from Debian (hack/node-deps.sh).
+# Both scripts are no-ops when everything is there.
+.PHONY: node
+node: $(LOCALBIN) ## Build the local node's binaries from source (once per version) and install runc, iptables, conntrack from Debian.
+	hack/node-deps.sh
+	hack/build-node.sh $(LOCALBIN) v$(KUBE_VERSION)
 
 .PHONY: prometheus
 prometheus: $(PROMETHEUS) ## Unpack Debian's prometheus package (prometheus, promtool) of PROMETHEUS_VERSION into ./bin if necessary.

@@ -34,6 +34,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -89,6 +90,7 @@ type options struct {
 	tokenPolicyDefault       string
 	fenceCheckInterval       time.Duration
 	requireFence             bool
+	startingClass            bool
 	minimumPodSecurity       string
 	credentialsCheckInterval time.Duration
 }
@@ -135,8 +137,12 @@ func main() {
 	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
 		"Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")
 	flag.DurationVar(&o.fenceCheckInterval, "fence-check-interval", envDuration("NSCLAIM_FENCE_CHECK_INTERVAL", 5*time.Minute),
-		"How often to check that the admission fence (config/fence) is installed as shipped; the first check runs at start."+
+		"How often to check that the admission fence (config/fence) is installed as shipped, as a backstop: the first check runs at start,"+
+			" and a watch on the fence's objects checks again within a second of any change."+
 			" 0 turns the check off, which --require-fence does not allow (NSCLAIM_FENCE_CHECK_INTERVAL).")
+	flag.BoolVar(&o.startingClass, "starting-class", envBool("NSCLAIM_STARTING_CLASS", false),
+		"At start, create the NamespaceClass `ci` (marked default) when the cluster has no NamespaceClass at all, so that a claim works right after install;"+
+			" the shipped Deployment sets it (NSCLAIM_STARTING_CLASS: true or false).")
 	flag.BoolVar(&o.requireFence, "require-fence", envBool("NSCLAIM_REQUIRE_FENCE", true),
 		"Provision nothing while the admission fence (config/fence) is missing or altered; claims wait with Ready=False, reason "+
 			tenancyv1alpha1.FenceNotIntactReason+". false lets the operator work with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE: true or false).")
@@ -247,7 +253,8 @@ func run(o options) error {
 	// the first check found the fence intact.
 	var fenceObs *fenceObserver
 	if o.fenceCheckInterval > 0 {
-		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence}
+		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence,
+			intact: make(chan event.GenericEvent, 1)}
 	}
 	var fenceGate controller.FenceGate
 	if o.requireFence {
@@ -323,20 +330,16 @@ func run(o options) error {
 	// address there (OLM's console lists the conditions).
 	reportKubeconfigServer(context.Background(), olmReporter, endpoint)
 
-	// The fence check runs on the leader: once right at start, then every --fence-check-interval.
-	if fenceObs != nil {
-		want, err := fence.Shipped()
-		if err != nil {
-			return fmt.Errorf("loading the shipped admission fence: %w", err)
-		}
-		fenceObs.reporter = olmReporter
-		if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, o.fenceCheckInterval, fenceObs.observe)); err != nil {
-			return fmt.Errorf("adding fence check: %w", err)
-		}
-	} else {
-		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")
+	// The fence check runs on the leader: once right at start, within a second of any change of the
+	// fence's objects (watched by name), and every --fence-check-interval as a backstop.
+	if err := addFenceCheck(mgr, fenceObs, olmReporter, o.fenceCheckInterval); err != nil {
+		return err
 	}
-
+	if o.startingClass {
+		if err := addStartingClass(mgr); err != nil {
+			return err
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
@@ -347,8 +350,45 @@ func run(o options) error {
 		return fmt.Errorf("adding cache sync check: %w", err)
 	}
 	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
-		"requireFence", o.requireFence, "minimumPodSecurity", o.minimumPodSecurity)
+		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// addFenceCheck adds the leader's check of the admission fence (when obs is not nil): once right at
+// start, within a second of any change of the fence's objects (watched by name), and every interval as a
+// backstop; this release's fence and the previous release's are accepted.
+func addFenceCheck(mgr ctrl.Manager, obs *fenceObserver, reporter *olmcondition.Reporter, interval time.Duration) error {
+	if obs == nil {
+		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")
+		return nil
+	}
+	want, err := fence.Shipped()
+	if err != nil {
+		return fmt.Errorf("loading the shipped admission fence: %w", err)
+	}
+	previous, err := fence.Previous()
+	if err != nil {
+		return fmt.Errorf("loading the previous release's admission fence: %w", err)
+	}
+	obs.accepts = []string{want.Release, previous.Release}
+	obs.reporter = reporter
+	if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, interval, obs.observe,
+		fence.WithWatch(mgr.GetConfig()), fence.AlsoAccept(previous))); err != nil {
+		return fmt.Errorf("adding fence check: %w", err)
+	}
+	return nil
+}
+
+// addStartingClass adds the leader's one-time creation of the starting class (--starting-class).
+func addStartingClass(mgr ctrl.Manager) error {
+	class, err := startingClass()
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(&startingClassCreator{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), class: class}); err != nil {
+		return fmt.Errorf("adding the starting class: %w", err)
+	}
+	return nil
 }
 
 // envErrors collects malformed environment settings while the flags' defaults are read; validate

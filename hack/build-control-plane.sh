@@ -2,10 +2,15 @@
 # Builds etcd, kube-apiserver, kube-controller-manager and kubectl from their Go modules into
 # $1 (a directory keyed by version, for example bin/k8s/1.37.1-linux-amd64), the way upstream release
 # builds do: static, trimmed, and stamped with the version so the server does not report v0.0.0-master.
-# A binary that already exists is not built again.
+# A binary that already exists is not built again. Further arguments name the binaries to build
+# instead (any of etcd and hack/kube/cmd/*: hack/build-node.sh builds kubelet, kube-proxy and
+# kube-scheduler this way, with the same stamping).
 set -euo pipefail
-out=${1:?usage: build-control-plane.sh OUTDIR KUBE_VERSION}
-kube_version=${2:?usage: build-control-plane.sh OUTDIR KUBE_VERSION}
+out=${1:?usage: build-control-plane.sh OUTDIR KUBE_VERSION [BINARY...]}
+kube_version=${2:?usage: build-control-plane.sh OUTDIR KUBE_VERSION [BINARY...]}
+shift 2
+bins=("$@")
+if ((${#bins[@]} == 0)); then bins=(etcd kube-apiserver kube-controller-manager kubectl); fi
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -27,7 +32,13 @@ build() { # dir package binary
   mv "$out/$bin.tmp" "$out/$bin"
 }
 
-build "$here/etcd" . etcd
-build "$here/kube" ./cmd/kube-apiserver kube-apiserver
-build "$here/kube" ./cmd/kube-controller-manager kube-controller-manager
-build "$here/kube" ./cmd/kubectl kubectl
+for b in "${bins[@]}"; do
+  if [[ $b == etcd ]]; then
+    build "$here/etcd" . etcd
+  elif [[ -d $here/kube/cmd/$b ]]; then
+    build "$here/kube" "./cmd/$b" "$b"
+  else
+    echo "build-control-plane.sh: unknown binary $b" >&2
+    exit 2
+  fi
+done

@@ -21,6 +21,16 @@
 #   APISERVER_PORT           26443
 #   CONTROLLER_MANAGER_PORT  20257
 #   SERVICE_CIDR             10.96.0.0/16 (IPv4 only)
+#   APISERVER_ADDRESS        127.0.0.1   the address kube-apiserver binds to and advertises (the
+#                            kubernetes Service's endpoint), written into every kubeconfig and into the
+#                            serving certificate. Pods of a local node (hack/local-node.sh) cannot reach
+#                            127.0.0.1 of the host: give them an address of the node's bridge, e.g.
+#                            APISERVER_ADDRESS=10.244.0.1 APISERVER_BRIDGE=nsclaim0.
+#   APISERVER_BRIDGE         (empty)     with APISERVER_ADDRESS: a Linux bridge that `up` creates, with
+#                            APISERVER_ADDRESS/APISERVER_BRIDGE_PREFIX (default 24), if it does not
+#                            exist yet, and that `down` deletes again (only if `up` created it). The
+#                            node's CNI attaches Pods to it; no uplink is ever added, so nothing sent on
+#                            it leaves the machine.
 #   LOCAL_CLUSTER_TIMEOUT    120 (seconds to wait for readiness in `up`)
 #   Every fixed port of the project's suites is below 32768: a port in Linux's ephemeral range
 #   (32768-60999) can be held by the local end of any outgoing connection on the machine (another
@@ -47,6 +57,9 @@ ETCD_PEER_PORT=${ETCD_PEER_PORT:-22380}
 APISERVER_PORT=${APISERVER_PORT:-26443}
 CONTROLLER_MANAGER_PORT=${CONTROLLER_MANAGER_PORT:-20257}
 SERVICE_CIDR=${SERVICE_CIDR:-10.96.0.0/16}
+APISERVER_ADDRESS=${APISERVER_ADDRESS:-127.0.0.1}
+APISERVER_BRIDGE=${APISERVER_BRIDGE:-}
+APISERVER_BRIDGE_PREFIX=${APISERVER_BRIDGE_PREFIX:-24}
 LOCAL_CLUSTER_TIMEOUT=${LOCAL_CLUSTER_TIMEOUT:-120}
 
 PKI=$STATE/pki
@@ -55,7 +68,7 @@ PIDS=$STATE/pids
 KUBECONFIG_ADMIN=$STATE/kubeconfig
 KUBECONFIG_CM=$STATE/controller-manager.kubeconfig
 KUBECTL=$KUBE_BIN_DIR/kubectl
-SERVER_URL=https://127.0.0.1:$APISERVER_PORT
+SERVER_URL=https://$APISERVER_ADDRESS:$APISERVER_PORT
 ETCD_URL=http://127.0.0.1:$ETCD_CLIENT_PORT
 ETCD_PEER_URL=http://127.0.0.1:$ETCD_PEER_PORT
 CM_URL=https://127.0.0.1:$CONTROLLER_MANAGER_PORT
@@ -70,7 +83,7 @@ log() { echo "local-cluster: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 usage() {
-  sed -n '7,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '7,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -168,21 +181,67 @@ start() {
   local pid=$!
   STARTED+=("$name")
   echo "$pid" >"$PIDS/$name.pid"
+  # Until the background child has exec'd the binary, /proc/PID/cmdline is this shell's, and `running`
+  # would call the component dead (and the EXIT trap stop it: "etcd stopped gracefully within a
+  # second of its start"). Wait for the exec, briefly.
+  local i
+  for ((i = 0; i < 100; i++)); do
+    if ours "$name" "$pid" || ! alive "$pid"; then break; fi
+    sleep 0.05
+  done
   log "started $name (pid $pid, log $LOGS/$name.log)"
 }
 
-# port_in_use PORT: something accepts connections on 127.0.0.1:PORT.
+# port_in_use PORT [ADDRESS]: something accepts connections on ADDRESS (default 127.0.0.1):PORT.
 port_in_use() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null
 }
 
 check_port_free() {
-  local port=$1 what=$2
-  if port_in_use "$port"; then
-    log "error: port $port ($what) on 127.0.0.1 is already in use by a process not belonging to this cluster:"
+  local port=$1 what=$2 addr=${3:-127.0.0.1}
+  if port_in_use "$port" "$addr"; then
+    log "error: port $port ($what) on $addr is already in use by a process not belonging to this cluster:"
     if command -v ss >/dev/null 2>&1; then ss -Hltnp "( sport = :$port )" >&2 || true; fi
     die "free the port or choose another one (see the *_PORT variables at the top of $0)"
   fi
+}
+
+# ---------------------------------------------------------------------------------------------------
+# The API server's address (APISERVER_ADDRESS, APISERVER_BRIDGE)
+# ---------------------------------------------------------------------------------------------------
+
+address_present() {
+  ip -o -4 addr show 2>/dev/null | awk '{print $4}' | grep -q "^$APISERVER_ADDRESS/"
+}
+
+# ensure_address: APISERVER_ADDRESS is configured on this host; with APISERVER_BRIDGE, create that
+# bridge with the address (recorded in $STATE/bridge, so that `down` deletes only what `up` made).
+ensure_address() {
+  [[ $APISERVER_ADDRESS =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+    die "APISERVER_ADDRESS=$APISERVER_ADDRESS is not an IPv4 address"
+  if [[ $APISERVER_ADDRESS == 127.0.0.1 ]] || address_present; then return 0; fi
+  [[ -n $APISERVER_BRIDGE ]] ||
+    die "APISERVER_ADDRESS=$APISERVER_ADDRESS is not an address of this host; set APISERVER_BRIDGE to create a bridge with it"
+  ((EUID == 0)) || die "creating bridge $APISERVER_BRIDGE needs root"
+  if ! ip link show "$APISERVER_BRIDGE" >/dev/null 2>&1; then
+    log "creating bridge $APISERVER_BRIDGE with $APISERVER_ADDRESS/$APISERVER_BRIDGE_PREFIX"
+    ip link add "$APISERVER_BRIDGE" type bridge
+    echo "$APISERVER_BRIDGE" >"$STATE/bridge"
+  fi
+  ip addr add "$APISERVER_ADDRESS/$APISERVER_BRIDGE_PREFIX" dev "$APISERVER_BRIDGE"
+  ip link set "$APISERVER_BRIDGE" up
+}
+
+# delete_bridge: delete the bridge `up` created (after the processes that use it have stopped).
+delete_bridge() {
+  local br
+  [[ -s $STATE/bridge ]] || return 0
+  br=$(<"$STATE/bridge")
+  if ip link show "$br" >/dev/null 2>&1; then
+    log "deleting bridge $br"
+    ip link delete "$br" type bridge || log "warning: could not delete bridge $br"
+  fi
+  rm -f "$STATE/bridge"
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -216,11 +275,12 @@ sign() {
 }
 
 sign_apiserver() {
-  local dir=$1 ip=$2
+  local dir=$1 ip=$2 extra=""
+  if [[ $APISERVER_ADDRESS != 127.0.0.1 ]]; then extra=",IP:$APISERVER_ADDRESS"; fi
   sign "$dir" apiserver "/CN=kube-apiserver" "basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
-subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:$ip"
+subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:$ip$extra"
 }
 
 # ensure_pki: create the PKI once (in a temporary directory, renamed when complete, so an interrupted
@@ -230,9 +290,10 @@ ensure_pki() {
   local ip tmp client_ext
   ip=$(first_service_ip "$SERVICE_CIDR")
   if [[ -f $PKI/ca.crt && -f $PKI/sa.key ]]; then
-    if ! openssl x509 -in "$PKI/apiserver.crt" -noout -ext subjectAltName 2>/dev/null |
-      grep -q "IP Address:$ip\b"; then
-      log "re-issuing the apiserver serving certificate for service IP $ip"
+    local sans
+    sans=$(openssl x509 -in "$PKI/apiserver.crt" -noout -ext subjectAltName 2>/dev/null || true)
+    if ! grep -q "IP Address:$ip\b" <<<"$sans" || ! grep -q "IP Address:$APISERVER_ADDRESS\b" <<<"$sans"; then
+      log "re-issuing the apiserver serving certificate for service IP $ip and address $APISERVER_ADDRESS"
       sign_apiserver "$PKI" "$ip"
     fi
     return 0
@@ -415,12 +476,23 @@ start_components() {
   wait_for etcd "etcd $ETCD_URL/health" "$deadline" etcd_healthy || return 1
 
   read -r -a extra <<<"${APISERVER_EXTRA_ARGS:-}"
+  # On 127.0.0.1 nothing but host processes reach the API server and the kubernetes Service needs no
+  # endpoints; on another address (a node's bridge), Pods reach it through that Service (kube-proxy),
+  # so kube-apiserver keeps its EndpointSlice up to date.
+  # Such a cluster has a node (hack/local-node.sh): kube-apiserver reaches its kubelet (logs, exec)
+  # at the node's InternalIP (its name resolves nowhere) with the admin client certificate.
+  local endpoint_reconciler=none
+  if [[ $APISERVER_ADDRESS != 127.0.0.1 ]]; then
+    endpoint_reconciler=lease
+    extra+=(--kubelet-preferred-address-types=InternalIP --kubelet-client-certificate="$PKI/admin.crt"
+      --kubelet-client-key="$PKI/admin.key")
+  fi
   start kube-apiserver \
     --etcd-servers="$ETCD_URL" \
-    --bind-address=127.0.0.1 \
+    --bind-address="$APISERVER_ADDRESS" \
     --secure-port="$APISERVER_PORT" \
-    --advertise-address=127.0.0.1 \
-    --endpoint-reconciler-type=none \
+    --advertise-address="$APISERVER_ADDRESS" \
+    --endpoint-reconciler-type="$endpoint_reconciler" \
     --cert-dir="$STATE/apiserver-certs" \
     --tls-cert-file="$PKI/apiserver.crt" \
     --tls-private-key-file="$PKI/apiserver.key" \
@@ -492,7 +564,8 @@ cmd_up() {
 
   check_port_free "$ETCD_CLIENT_PORT" ETCD_CLIENT_PORT
   check_port_free "$ETCD_PEER_PORT" ETCD_PEER_PORT
-  check_port_free "$APISERVER_PORT" APISERVER_PORT
+  ensure_address
+  check_port_free "$APISERVER_PORT" APISERVER_PORT "$APISERVER_ADDRESS"
   check_port_free "$CONTROLLER_MANAGER_PORT" CONTROLLER_MANAGER_PORT
 
   mkdir -p "$LOGS" "$PIDS" "$STATE/etcd" "$STATE/kubecache" "$STATE/apiserver-certs" \
@@ -513,6 +586,8 @@ cmd_up() {
     start_components "$deadline" && break
     # Twice in about forty CI runs, etcd stopped gracefully within a second of its start, before
     # kube-apiserver could reach it; its log said no more than that. One more try costs seconds.
+    # (The node's containerd did the same, once: `running` had read the shell's command line before
+    # the exec, so this script stopped it itself. start() now waits for the exec.)
     if ((attempt == 2)); then fail_component "$DIED" "$DIED exited during start-up, twice"; fi
     log "last lines of $LOGS/$DIED.log:"
     tail -n 15 "$LOGS/$DIED.log" | sed 's/^/    /' >&2
@@ -533,10 +608,12 @@ cmd_up() {
 cmd_down() {
   if [[ ! -d $PIDS ]]; then
     log "nothing is running (no $PIDS)"
+    delete_bridge
     return 0
   fi
   lock
   stop_all
+  delete_bridge
 }
 
 cmd_status() {

@@ -187,6 +187,9 @@ run_test() {
   olm_dir=$(go -C "$REPO_ROOT/hack/tools/olm" list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
   "${KUBECTL[@]}" apply --server-side -f "$olm_dir/deploy/chart/crds/" >/dev/null
   "${KUBECTL[@]}" wait --for condition=established --timeout=60s -f "$olm_dir/deploy/chart/crds/" >/dev/null
+  # The bundle carries a ServiceMonitor and a PrometheusRule: their kinds must be served (stand-ins).
+  "${KUBECTL[@]}" apply --server-side -f "$REPO_ROOT/test/olm/monitoring-crds.yaml" >/dev/null
+  "${KUBECTL[@]}" wait --for condition=established --timeout=60s -f "$REPO_ROOT/test/olm/monitoring-crds.yaml" >/dev/null
   apply_olm_config
   "${KUBECTL[@]}" create namespace olm >/dev/null
   start olm env KUBECONFIG="$KUBECONFIG_ADMIN" "$OLM" --namespace olm --writeStatusName "" --writePackageServerStatusName ""

@@ -159,7 +159,8 @@ const (
 	// InvalidTokenPolicyReason: the token policy annotation has a value other than only-once or
 	// multiple-times.
 	InvalidTokenPolicyReason = "InvalidTokenPolicy"
-	// InternalErrorReason: an API call failed; details are in the operator's log.
+	// InternalErrorReason: an API call failed; the operator retries, and the message names the claim (with
+	// its UID) for the cluster admin, who finds the error in the operator's log.
 	InternalErrorReason = "InternalError"
 
 	// ClusterRoleNotBindableReason: the class names, in spec.clusterRole or

@@ -85,8 +85,10 @@ func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns strin
 
 // expiredMessage is the Expired condition's reason and message: the hard TTL's, or the idle TTL's.
 func expiredMessage(s *claimScope) (reason, msg string) {
+	again := fmt.Sprintf(". Delete this claim (kubectl delete namespaceclaim %s) before creating a claim of the same name again", s.claim.Name)
 	if !s.idleExpired {
-		return tenancyv1alpha1.ExpiredReason, fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339))
+		return tenancyv1alpha1.ExpiredReason, fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339)) +
+			again + "; for more time, create a claim with another name"
 	}
 	st := s.claim.Status
 	var since, at string
@@ -97,7 +99,8 @@ func expiredMessage(s *claimScope) (reason, msg string) {
 		at = st.IdleExpiresAt.UTC().Format(time.RFC3339)
 	}
 	return tenancyv1alpha1.IdleExpiredReason, fmt.Sprintf(
-		"The namespace was idle (no Pod Pending or Running, no heartbeat) from %s until its idle TTL ended at %s; it is deleted", since, at)
+		"The namespace was idle (no Pod Pending or Running, no heartbeat) from %s until its idle TTL ended at %s; it is deleted", since, at) +
+		again + "; to keep the next one longer while idle, send heartbeats (kubectl nsclaim heartbeat) or claim with --keep"
 }
 
 // phaseOf derives the claim's lifecycle phase from its conditions, deletion and activity.

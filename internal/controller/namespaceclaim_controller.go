@@ -42,6 +42,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
@@ -348,6 +349,9 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.ActivePods != nil {
 		b = b.WatchesRawSource(r.ActivePods.source(r.namespaceNameToClaim))
+	}
+	if f, ok := r.Fence.(FenceIntactEvents); ok {
+		b = b.WatchesRawSource(source.Channel(f.FenceIntactEvents(), handler.EnqueueRequestsFromMapFunc(r.fenceHeldClaims)))
 	}
 	return b.
 		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).

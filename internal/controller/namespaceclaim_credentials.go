@@ -352,7 +352,8 @@ func isPatchTestFailure(err error) bool {
 
 func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *provision.Refusal {
 	return &provision.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
-		"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched: delete it, or set spec.credentialsSecretName", claim.Namespace, name)}
+		"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched. Delete that Secret (the claim then goes on by itself),"+
+			" or delete this claim and create a new one with another spec.credentialsSecretName (the field cannot be changed on an existing claim)", claim.Namespace, name)}
 }
 
 // credentialsSecretName is the claim's credentials Secret: spec.credentialsSecretName or the default.

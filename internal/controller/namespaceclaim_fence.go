@@ -17,6 +17,14 @@ limitations under the License.
 package controller
 
 import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
@@ -26,6 +34,30 @@ type FenceGate interface {
 	// FenceProblem returns checked=false until the first fence check completed, and a non-empty
 	// problem when the fence is missing or altered.
 	FenceProblem() (checked bool, problem string)
+}
+
+// FenceIntactEvents is a FenceGate that also says when the fence turns intact: each event makes every
+// claim held by the fence go on at once, instead of at its next poll (fencePoll).
+type FenceIntactEvents interface {
+	FenceIntactEvents() <-chan event.GenericEvent
+}
+
+// fenceHeldClaims maps a fence event to the claims held by the fence (Ready reason FenceNotIntact, or
+// Pending), read from the cache.
+func (r *NamespaceClaimReconciler) fenceHeldClaims(ctx context.Context, _ client.Object) []reconcile.Request {
+	claims := &tenancyv1alpha1.NamespaceClaimList{}
+	if err := r.List(ctx, claims); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing NamespaceClaims held by the admission fence")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range claims.Items {
+		ready := meta.FindStatusCondition(claims.Items[i].Status.Conditions, tenancyv1alpha1.ReadyCondition)
+		if ready == nil || ready.Reason == tenancyv1alpha1.FenceNotIntactReason || ready.Reason == tenancyv1alpha1.PendingReason {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&claims.Items[i])})
+		}
+	}
+	return out
 }
 
 // fenceRefusal holds provisioning back while the admission fence is required and not known to be
@@ -52,8 +84,9 @@ func fenceDecision(checked bool, problem string) *provision.Refusal {
 	case !checked:
 		return &provision.Refusal{Reason: tenancyv1alpha1.PendingReason, Message: "Waiting for the operator's first check of the admission fence"}
 	case problem != "":
-		return &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason, Message: "The admission fence (the ValidatingAdmissionPolicies of config/fence) is missing or altered: " +
-			problem + ". The operator provisions nothing until an admin applies it as shipped (kustomize build config/fence | kubectl apply --server-side -f -), or opts out with NSCLAIM_REQUIRE_FENCE=false"}
+		return &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason, Message: "The admission fence (the ValidatingAdmissionPolicies of the release's fence.yaml) is missing or altered: " +
+			problem + ". Nothing to change on the claim: it goes on by itself within seconds once a cluster admin applies fence.yaml of the operator's release" +
+			" (kubectl apply --server-side -f fence.yaml; docs/troubleshooting.md), or opts out with NSCLAIM_REQUIRE_FENCE=false"}
 	}
 	return nil
 }

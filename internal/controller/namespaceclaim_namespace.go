@@ -153,10 +153,12 @@ func foreignNamespaceRefusal(ns *corev1.Namespace) *provision.Refusal {
 	if _, ok := provision.OwnerFromMarks(ns); ok {
 		// Which claim holds it is not said: that would tell one requester of another's claim.
 		return &provision.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason, Message: fmt.Sprintf(
-			"namespace %s is held by another NamespaceClaim: choose another spec.namespaceName", ns.Name)}
+			"namespace %s is held by another NamespaceClaim. Delete this claim and create a new one with another spec.namespaceName"+
+				" (the field cannot be changed on an existing claim)", ns.Name)}
 	}
 	return &provision.Refusal{Reason: tenancyv1alpha1.NamespaceConflictReason, Message: fmt.Sprintf(
-		"namespace %s exists and was not created by nsclaim for this claim; it is left untouched: choose another spec.namespaceName", ns.Name)}
+		"namespace %s exists and was not created by nsclaim for this claim; it is left untouched. Delete this claim and create a new one"+
+			" with another spec.namespaceName (the field cannot be changed on an existing claim), or ask the cluster admin to remove that namespace", ns.Name)}
 }
 
 // release deletes a claim whose namespace the tenant deleted. The claim's finalizer then finds the

@@ -46,7 +46,7 @@ func setConditions(s *claimScope, err error) {
 	}
 	if err != nil {
 		if !meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
-			set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.InternalErrorReason, "An API call failed; the operator retries. Details are in the operator's log")
+			set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.InternalErrorReason, internalErrorMessage(claim))
 		}
 		return
 	}
@@ -56,6 +56,15 @@ func setConditions(s *claimScope, err error) {
 	}
 	setProgress(s, set)
 	setReady(claim, set)
+}
+
+// internalErrorMessage tells a pipeline what it can do about a failed API call: wait (the operator retries
+// by itself), then hand the cluster admin what finds the error in the operator's log. The error itself is
+// not shown: it may name objects the requester may not see.
+func internalErrorMessage(claim *tenancyv1alpha1.NamespaceClaim) string {
+	return fmt.Sprintf("An API call of the operator failed; it is retried automatically, nothing needs changing on the claim."+
+		" If the claim stays in InternalError for more than a few minutes, tell the cluster admin: NamespaceClaim %s/%s, UID %s"+
+		" (the operator's log has the error under that claim; docs/troubleshooting.md)", claim.Namespace, claim.Name, claim.UID)
 }
 
 // conditionSetter sets one condition of the claim (type, true or false, reason, message).

@@ -45,10 +45,10 @@ func TestSetConditions(t *testing.T) {
 		wantMsg    string
 	}{
 		{name: "nothing recorded yet", facts: func(*claimScope) {}, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ProvisioningReason, wantMsg: "Waiting for NamespaceReady"},
-		{name: "internal error on a new claim", err: errors.New("boom"), facts: func(*claimScope) {}, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.InternalErrorReason, wantMsg: "operator's log"},
+		{name: "internal error on a new claim", err: errors.New("boom"), facts: func(*claimScope) {}, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.InternalErrorReason, wantMsg: "tell the cluster admin: NamespaceClaim ci/pr-1, UID 0b1c"},
 		{name: "internal error keeps a Ready claim Ready", conds: ready, err: errors.New("boom"), facts: func(*claimScope) {}, wantStatus: metav1.ConditionTrue, wantReason: tenancyv1alpha1.ProvisionedReason},
 		{name: "being deleted", conds: ready, facts: func(s *claimScope) { s.deleting = "namespace x: terminating" }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.NamespaceTerminatingReason, wantMsg: "waiting for namespace x"},
-		{name: "expired", conds: ready, facts: func(s *claimScope) { s.expired = true; s.expiresAt = now }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ExpiredReason, wantMsg: "2026-11-23T12:00:00Z"},
+		{name: "expired", conds: ready, facts: func(s *claimScope) { s.expired = true; s.expiresAt = now }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ExpiredReason, wantMsg: "2026-11-23T12:00:00Z; its namespace is deleted. Delete this claim (kubectl delete namespaceclaim pr-1) before"},
 		{name: "released", facts: func(s *claimScope) { s.released = true }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ReleasedReason},
 		{name: "refused", facts: func(s *claimScope) {
 			s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.ClassNotFoundReason, Message: "no class x"}
@@ -88,7 +88,7 @@ func TestSetConditions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
+			claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Generation: 3, Namespace: "ci", Name: "pr-1", UID: "0b1c"}}
 			claim.Status.Conditions = append([]metav1.Condition{}, tc.conds...)
 			claim.Status.Namespace = "ci-pr-1"
 			s := &claimScope{claim: claim, now: now}

@@ -26,6 +26,8 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -33,6 +35,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
@@ -56,8 +59,15 @@ const NamePrefix = "nsclaim-operator-"
 // Reading the fence needs only get on the four objects by name: the checker reads them uncached.
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get,resourceNames=nsclaim-operator-fence;nsclaim-operator-label-guard
 
+// VersionLabel on each of the fence's objects names the release it belongs to. The comparison ignores
+// it (a fence whose content did not change between releases stays intact); it only tells an admin which
+// release's fence is installed.
+const VersionLabel = "app.kubernetes.io/version"
+
 // Expected is the fence the operator expects to find: two policies and the bindings that enforce them.
 type Expected struct {
+	// Release is the release whose fence this is.
+	Release string
 	// Policy and Binding are the fence around the operator's own writes (nsclaim-operator-fence).
 	Policy  *admissionregistrationv1.ValidatingAdmissionPolicy
 	Binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
@@ -88,7 +98,40 @@ func Shipped() (Expected, error) {
 	if err != nil {
 		return Expected{}, err
 	}
-	return Expected{Policy: fence.policy, Binding: fence.binding, LabelGuard: guard.policy, LabelGuardBinding: guard.binding}, nil
+	release := fence.policy.Labels[VersionLabel]
+	if release == "" {
+		return Expected{}, fmt.Errorf("the shipped fence carries no %s label", VersionLabel)
+	}
+	return Expected{Release: release, Policy: fence.policy, Binding: fence.binding, LabelGuard: guard.policy, LabelGuardBinding: guard.binding}, nil
+}
+
+// The previous release's fence (copies of its config/fence/base, made when this release's version was
+// set; TestPreviousFenceIsThePreviousRelease keeps them equal to the previous release's commit).
+var (
+	//go:embed previous/policy.yaml
+	previousPolicyYAML []byte
+	//go:embed previous/binding.yaml
+	previousBindingYAML []byte
+	//go:embed previous/label-guard.yaml
+	previousLabelGuardYAML []byte
+	//go:embed previous/label-guard-binding.yaml
+	previousLabelGuardBindingYAML []byte
+	//go:embed previous/VERSION
+	previousVersion string
+)
+
+// Previous returns the fence of the previous release, which the operator accepts too: during an
+// upgrade the operator of this release may run before an admin applied this release's fence.yaml.
+func Previous() (Expected, error) {
+	fence, err := decodePair(previousPolicyYAML, previousBindingYAML)
+	if err != nil {
+		return Expected{}, err
+	}
+	guard, err := decodePair(previousLabelGuardYAML, previousLabelGuardBindingYAML)
+	if err != nil {
+		return Expected{}, err
+	}
+	return Expected{Release: strings.TrimSpace(previousVersion), Policy: fence.policy, Binding: fence.binding, LabelGuard: guard.policy, LabelGuardBinding: guard.binding}, nil
 }
 
 func decodePair(policyData, bindingData []byte) (pair, error) {
@@ -112,6 +155,59 @@ type Status struct {
 	Intact bool
 	// Problems name the object and what is wrong with it, one entry per problem; empty when Intact.
 	Problems []string
+	// Release is, when Intact, the release whose fence matched (CheckAccepted only).
+	Release string
+	// Found lists the VersionLabel values of the live objects, sorted and distinct ("unlabelled" for an
+	// object without it; empty when none exists) (CheckAccepted only).
+	Found []string
+}
+
+// CheckAccepted reads the live fence once and compares it with each of accepted in turn (this
+// release's first, then the previous release's): the first that matches makes it Intact, with its
+// Release. Otherwise the problems are those against accepted[0], and Found says which releases' objects
+// are installed.
+func CheckAccepted(ctx context.Context, c client.Reader, accepted []Expected) Status {
+	have, problems := readLive(ctx, c, accepted[0])
+	if len(problems) > 0 {
+		return Status{Problems: problems}
+	}
+	found := foundVersions(have)
+	for _, want := range accepted {
+		if st := Compare(want, have); st.Intact {
+			st.Release, st.Found = want.Release, found
+			return st
+		}
+	}
+	st := Compare(accepted[0], have)
+	st.Found = found
+	return st
+}
+
+// foundVersions lists the VersionLabel values of the live objects in have.
+func foundVersions(have Expected) []string {
+	var objs []*metav1.ObjectMeta
+	for _, p := range have.pairs() {
+		if p.policy != nil {
+			objs = append(objs, &p.policy.ObjectMeta)
+		}
+		if p.binding != nil {
+			objs = append(objs, &p.binding.ObjectMeta)
+		}
+	}
+	seen := map[string]bool{}
+	for _, o := range objs {
+		if v := o.Labels[VersionLabel]; v != "" {
+			seen[v] = true
+		} else {
+			seen["unlabelled"] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for v := range seen {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Check reads the live policies and bindings named in want from c and compares them with want. A read
@@ -119,6 +215,16 @@ type Status struct {
 // operator cannot see is not known to be intact. c should read from the API server (the manager's
 // APIReader): the RBAC marker above grants get only.
 func Check(ctx context.Context, c client.Reader, want Expected) Status {
+	have, problems := readLive(ctx, c, want)
+	if len(problems) > 0 {
+		return Status{Problems: problems}
+	}
+	return Compare(want, have)
+}
+
+// readLive reads the live policies and bindings named in want (nil where not found); problems are the
+// reads that failed for another reason than NotFound.
+func readLive(ctx context.Context, c client.Reader, want Expected) (Expected, []string) {
 	var problems []string
 	pairs := want.pairs()
 	live := make([]pair, 0, len(pairs))
@@ -140,9 +246,9 @@ func Check(ctx context.Context, c client.Reader, want Expected) Status {
 		live = append(live, pair{policy, binding})
 	}
 	if len(problems) > 0 {
-		return Status{Problems: problems}
+		return Expected{}, problems
 	}
-	return Compare(want, Expected{Policy: live[0].policy, Binding: live[0].binding, LabelGuard: live[1].policy, LabelGuardBinding: live[1].binding})
+	return Expected{Policy: live[0].policy, Binding: live[0].binding, LabelGuard: live[1].policy, LabelGuardBinding: live[1].binding}, nil
 }
 
 // Compare compares the live policies and bindings in have (nil fields where not found) with want.
@@ -214,29 +320,50 @@ type field struct {
 }
 
 // NewRunnable returns a manager.Runnable that checks the fence when the manager starts and then every
-// `every` (which must be positive), and calls observe with each result. observe runs on the runnable's
-// goroutine and must not block for long. A check cut short by shutdown is not observed. The runnable
-// runs only on the elected leader, so one replica reports.
-func NewRunnable(c client.Reader, want Expected, every time.Duration, observe func(Status)) manager.Runnable {
-	return &checker{reader: c, want: want, every: every, observe: observe}
+// `every` (which must be positive), and calls observe with each result; WithWatch adds a check soon
+// after any change of the fence's objects. observe runs on the runnable's goroutine and must not block
+// for long. A check cut short by shutdown is not observed. The runnable runs only on the elected
+// leader, so one replica reports.
+func NewRunnable(c client.Reader, want Expected, every time.Duration, observe func(Status), opts ...Option) manager.Runnable {
+	ch := &checker{reader: c, want: want, every: every, observe: observe}
+	for _, o := range opts {
+		o(ch)
+	}
+	return ch
 }
 
 type checker struct {
-	reader  client.Reader
-	want    Expected
-	every   time.Duration
-	observe func(Status)
+	reader      client.Reader
+	want        Expected
+	every       time.Duration
+	observe     func(Status)
+	watchConfig *rest.Config
+	also        []Expected
 }
 
-// Start checks at once, then on every tick until ctx is done.
+// AlsoAccept makes the runnable report the fence intact when it matches one of others (the previous
+// release's fence, during an upgrade) instead of want; Status.Release says which matched.
+func AlsoAccept(others ...Expected) Option {
+	return func(c *checker) { c.also = append(c.also, others...) }
+}
+
+// Start checks at once, then on every tick and (WithWatch) after every change of the fence, until ctx
+// is done.
 func (c *checker) Start(ctx context.Context) error {
 	if c.every <= 0 {
 		return fmt.Errorf("fence check interval must be positive, got %s", c.every)
 	}
+	var changes <-chan struct{}
+	if c.watchConfig != nil {
+		var err error
+		if changes, err = watchFence(ctx, c.watchConfig, c.want); err != nil {
+			return err
+		}
+	}
 	ticker := time.NewTicker(c.every)
 	defer ticker.Stop()
 	for {
-		status := Check(ctx, c.reader, c.want)
+		status := CheckAccepted(ctx, c.reader, append([]Expected{c.want}, c.also...))
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -245,6 +372,17 @@ func (c *checker) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
+		case <-changes:
+			// Let the rest of an apply land, then check once for all of it.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(settle):
+			}
+			select {
+			case <-changes:
+			default:
+			}
 		}
 	}
 }

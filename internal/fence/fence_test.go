@@ -18,6 +18,7 @@ package fence
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,5 +197,78 @@ func TestCompare(t *testing.T) {
 			g.Expect(got.Problems).To(Equal(tt.problems))
 			g.Expect(got.Intact).To(Equal(len(tt.problems) == 0))
 		})
+	}
+}
+
+// makeVar returns the value of `NAME ?= value` in the Makefile.
+func makeVar(t *testing.T, name string) string {
+	t.Helper()
+	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mk), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" ?= "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("Makefile sets no %s", name)
+	return ""
+}
+
+// TestShippedFenceIsThisRelease: every object of config/fence/base carries the VersionLabel of the
+// Makefile's VERSION, so the fence.yaml of a release says which release it is.
+func TestShippedFenceIsThisRelease(t *testing.T) {
+	version := makeVar(t, "VERSION")
+	want, err := Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Release != version {
+		t.Errorf("the shipped fence is labelled %s=%s, the Makefile's VERSION is %s: relabel config/fence/base and copy it to internal/fence/manifests", VersionLabel, want.Release, version)
+	}
+	files, err := filepath.Glob(filepath.Join("..", "..", "config", "fence", "base", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := "    " + VersionLabel + `: "` + version + `"`
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" || filepath.Base(f) == "kustomizeconfig.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "\n"+label+"\n") {
+			t.Errorf("%s does not carry the label %s", f, strings.TrimSpace(label))
+		}
+	}
+}
+
+// TestPreviousFenceIsThePreviousRelease: internal/fence/previous holds the Makefile's PREVIOUS_VERSION
+// and, byte for byte, the checked files of config/fence/base at that release's commit
+// (hack/releases.sh commit). Needs the repository's history (git).
+func TestPreviousFenceIsThePreviousRelease(t *testing.T) {
+	prev := makeVar(t, "PREVIOUS_VERSION")
+	if got := strings.TrimSpace(previousVersion); got != prev {
+		t.Fatalf("internal/fence/previous/VERSION is %s, the Makefile's PREVIOUS_VERSION is %s: copy that release's config/fence/base there", got, prev)
+	}
+	out, err := exec.Command(filepath.Join("..", "..", "hack", "releases.sh"), "commit", prev).Output()
+	if err != nil {
+		t.Fatalf("hack/releases.sh commit %s: %v (the test needs git and the repository's history)", prev, err)
+	}
+	commit := strings.TrimSpace(string(out))
+	for name, embedded := range map[string][]byte{
+		"policy.yaml": previousPolicyYAML, "binding.yaml": previousBindingYAML,
+		"label-guard.yaml": previousLabelGuardYAML, "label-guard-binding.yaml": previousLabelGuardBindingYAML,
+	} {
+		shipped, err := exec.Command("git", "show", commit+":config/fence/base/"+name).Output()
+		if err != nil {
+			t.Fatalf("git show %s:config/fence/base/%s: %v", commit, name, err)
+		}
+		if string(shipped) != string(embedded) {
+			t.Errorf("internal/fence/previous/%s differs from config/fence/base/%s of %s (%s)", name, name, prev, commit)
+		}
 	}
 }

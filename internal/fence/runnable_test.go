@@ -65,7 +65,7 @@ func TestRunnable(t *testing.T) {
 	go func() { done <- runnable.Start(ctx) }()
 	latest := func() Status { return <-results }
 
-	g.Eventually(latest).Should(Equal(Status{Intact: true}))
+	g.Eventually(latest).Should(Equal(Status{Intact: true, Release: want.Release, Found: []string{want.Release}}))
 
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(want.Policy), policy)).To(Succeed())
@@ -73,28 +73,137 @@ func TestRunnable(t *testing.T) {
 	g.Expect(admin.Update(ctx, policy)).To(Succeed())
 	g.Eventually(latest).Should(Equal(Status{Problems: []string{
 		"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.validations differs from the shipped fence",
-	}}))
+	}, Found: []string{want.Release}}))
 
 	g.Expect(admin.Delete(ctx, want.Binding.DeepCopy())).To(Succeed())
 	g.Eventually(latest).Should(Equal(Status{Problems: []string{
 		"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.validations differs from the shipped fence",
 		"ValidatingAdmissionPolicyBinding nsclaim-operator-fence is missing",
-	}}))
+	}, Found: []string{want.Release}}))
 
 	policy.Spec.Validations = want.Policy.Spec.Validations
 	g.Expect(admin.Update(ctx, policy)).To(Succeed())
 	g.Expect(admin.Create(ctx, want.Binding.DeepCopy())).To(Succeed())
-	g.Eventually(latest).Should(Equal(Status{Intact: true}))
+	g.Eventually(latest).Should(Equal(Status{Intact: true, Release: want.Release, Found: []string{want.Release}}))
 
 	g.Expect(admin.Delete(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
 	g.Eventually(latest).Should(Equal(Status{Problems: []string{
 		"ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard is missing",
-	}}))
+	}, Found: []string{want.Release}}))
 	g.Expect(admin.Create(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
-	g.Eventually(latest).Should(Equal(Status{Intact: true}))
+	g.Eventually(latest).Should(Equal(Status{Intact: true, Release: want.Release, Found: []string{want.Release}}))
 
 	cancel()
 	g.Eventually(done).Should(Receive(BeNil()))
+}
+
+// TestRunnableWatches: with WithWatch, applying, breaking and repairing the fence are each reported within
+// seconds although the periodic check is an hour away, watching as a user that has only the markers' RBAC
+// (list and watch by name).
+func TestRunnableWatches(t *testing.T) {
+	env, cfg := startEnvtest(t)
+	g := NewWithT(t)
+	admin, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	reader, userCfg := userWithMarkerRBAC(ctx, t, env, admin)
+	want, err := Shipped()
+	g.Expect(err).NotTo(HaveOccurred())
+
+	results := make(chan Status, 100)
+	runnable := NewRunnable(reader, want, time.Hour, func(s Status) { results <- s }, WithWatch(userCfg))
+	done := make(chan error)
+	go func() { done <- runnable.Start(ctx) }()
+	// The first check, at start, finds nothing.
+	g.Eventually(results).Should(Receive(Equal(Status{Problems: []string{
+		"ValidatingAdmissionPolicy nsclaim-operator-fence is missing", "ValidatingAdmissionPolicyBinding nsclaim-operator-fence is missing",
+		"ValidatingAdmissionPolicy nsclaim-operator-label-guard is missing", "ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard is missing",
+	}, Found: []string{}})))
+
+	var last Status
+	latest := func() Status {
+		for {
+			select {
+			case s := <-results:
+				last = s
+			default:
+				return last
+			}
+		}
+	}
+	applied := time.Now()
+	for _, o := range []client.Object{want.Policy, want.Binding, want.LabelGuard, want.LabelGuardBinding} {
+		g.Expect(admin.Create(ctx, o.DeepCopyObject().(client.Object))).To(Succeed())
+	}
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true, Release: want.Release, Found: []string{want.Release}}))
+	t.Logf("fence applied: intact reported after %s", time.Since(applied).Round(time.Millisecond))
+
+	g.Expect(admin.Delete(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Problems: []string{
+		"ValidatingAdmissionPolicyBinding nsclaim-operator-label-guard is missing",
+	}, Found: []string{want.Release}}))
+	g.Expect(admin.Create(ctx, want.LabelGuardBinding.DeepCopy())).To(Succeed())
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true, Release: want.Release, Found: []string{want.Release}}))
+
+	cancel()
+	g.Eventually(done).Should(Receive(BeNil()))
+}
+
+// TestRunnableAcceptsThePreviousRelease: an operator whose own fence differs from the previous release's
+// (here: one validation less, standing in for a change) reports the previous release's fence, as applied
+// from its files (no version label), intact with Release naming it, while the upgrade is under way;
+// this release's fence is intact as its own; a mix of the two is not intact, and says what is installed.
+func TestRunnableAcceptsThePreviousRelease(t *testing.T) {
+	env, cfg := startEnvtest(t)
+	g := NewWithT(t)
+	admin, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	reader, userCfg := userWithMarkerRBAC(ctx, t, env, admin)
+	prev, err := Previous()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(prev.Release).To(MatchRegexp(`^\d+\.\d+\.\d+$`))
+	own, err := Shipped()
+	g.Expect(err).NotTo(HaveOccurred())
+	own.Policy.Spec.Validations = own.Policy.Spec.Validations[1:]
+	own.Release = "9.9.9"
+
+	for _, o := range []client.Object{prev.Policy, prev.Binding, prev.LabelGuard, prev.LabelGuardBinding} {
+		g.Expect(admin.Create(ctx, o.DeepCopyObject().(client.Object))).To(Succeed())
+	}
+	results := make(chan Status, 100)
+	runnable := NewRunnable(reader, own, time.Hour, func(s Status) { results <- s }, WithWatch(userCfg), AlsoAccept(prev))
+	go func() { _ = runnable.Start(ctx) }()
+	var last Status
+	latest := func() Status {
+		for {
+			select {
+			case s := <-results:
+				last = s
+			default:
+				return last
+			}
+		}
+	}
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true, Release: prev.Release, Found: []string{"unlabelled"}}))
+
+	// An upgrade's apply under way: this release's fence policy next to the label guard as before (the
+	// same in both releases here), so this release's fence is complete.
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(own.Policy), policy)).To(Succeed())
+	policy.Spec.Validations = own.Policy.Spec.Validations
+	policy.Labels = map[string]string{VersionLabel: own.Release}
+	g.Expect(admin.Update(ctx, policy)).To(Succeed())
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true, Release: own.Release, Found: []string{"9.9.9", "unlabelled"}}))
+
+	// A policy altered further matches neither release's fence.
+	policy.Spec.Validations = policy.Spec.Validations[1:]
+	g.Expect(admin.Update(ctx, policy)).To(Succeed())
+	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Problems: []string{
+		"ValidatingAdmissionPolicy nsclaim-operator-fence: spec.validations differs from the shipped fence",
+	}, Found: []string{"9.9.9", "unlabelled"}}))
 }
 
 // TestCheckWithoutRBAC: a checker that may not read the fence reports it as not known to be intact.
@@ -131,15 +240,22 @@ func startEnvtestWith(t *testing.T, env *envtest.Environment) (*envtest.Environm
 }
 
 // readerWithMarkerRBAC returns an uncached client for a user bound to a ClusterRole holding exactly the
-// rule of this package's +kubebuilder:rbac marker.
+// rules of this package's +kubebuilder:rbac markers for the validating policies (get; list and watch).
 func readerWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Environment, admin client.Client) client.Reader {
+	t.Helper()
+	c, _ := userWithMarkerRBAC(ctx, t, env, admin)
+	return c
+}
+
+// userWithMarkerRBAC is readerWithMarkerRBAC and the user's rest.Config.
+func userWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Environment, admin client.Client) (client.Reader, *rest.Config) {
 	t.Helper()
 	g := NewWithT(t)
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fence-reader"}, Rules: []rbacv1.PolicyRule{{
 		APIGroups:     []string{admissionregistrationv1.GroupName},
 		Resources:     []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
 		ResourceNames: []string{"nsclaim-operator-fence", "nsclaim-operator-label-guard"},
-		Verbs:         []string{"get"},
+		Verbs:         []string{"get", "list", "watch"},
 	}}}
 	g.Expect(admin.Create(ctx, role)).To(Succeed())
 	g.Expect(admin.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fence-reader"},
@@ -158,5 +274,5 @@ func readerWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Enviro
 		}
 		return err
 	}).Should(Succeed())
-	return c
+	return c, rest.CopyConfig(user.Config())
 }

@@ -74,23 +74,30 @@ const collectTimeout = 5 * time.Second
 // claimCollector is a prometheus.Collector that counts NamespaceClaims by class and state when
 // scraped.
 type claimCollector struct {
-	reader client.Reader
-	desc   *prometheus.Desc
-	phases *prometheus.Desc
+	reader      client.Reader
+	desc        *prometheus.Desc
+	pendingDesc *prometheus.Desc
+	phases      *prometheus.Desc
+	now         func() time.Time
 }
 
-// NewClaimCollector returns a collector of ClaimsName that lists NamespaceClaims from r (the
+// NewClaimCollector returns a collector of ClaimsName, OldestWaitName and ClaimsByPhaseName that lists NamespaceClaims from r (the
 // manager's cache) at every scrape, so a deleted claim leaves no series behind. Only (class, state)
 // pairs with at least one claim are reported. If the list fails, the collector logs the error and
 // reports nothing, so that the rest of the scrape still succeeds.
 func NewClaimCollector(r client.Reader) prometheus.Collector {
-	d, p := lookup(ClaimsName), lookup(ClaimsByPhaseName)
+	d, p, ph := lookup(ClaimsName), lookup(OldestWaitName), lookup(ClaimsByPhaseName)
 	return &claimCollector{reader: r, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil),
-		phases: prometheus.NewDesc(p.Name, p.Help, p.Labels, nil)}
+		pendingDesc: prometheus.NewDesc(p.Name, p.Help, p.Labels, nil),
+		phases:      prometheus.NewDesc(ph.Name, ph.Help, ph.Labels, nil), now: time.Now}
 }
 
 // Describe implements prometheus.Collector.
-func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.phases }
+func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.pendingDesc
+	ch <- c.phases
+}
 
 // Collect implements prometheus.Collector.
 func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
@@ -104,6 +111,9 @@ func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k, n := range CountClaims(claims.Items) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), k.Class, k.State)
+	}
+	for k, age := range OldestWait(claims.Items, c.now()) {
+		ch <- prometheus.MustNewConstMetric(c.pendingDesc, prometheus.GaugeValue, age.Seconds(), k.Class, k.State)
 	}
 	for k, n := range CountPhases(claims.Items) {
 		ch <- prometheus.MustNewConstMetric(c.phases, prometheus.GaugeValue, float64(n), k.Class, k.State)
@@ -120,6 +130,41 @@ func CountPhases(claims []tenancyv1alpha1.NamespaceClaim) map[ClassState]int {
 		}
 	}
 	return counts
+}
+
+// PendingSince is when a Pending claim (ClaimState) started waiting: the last transition of its Ready
+// condition, or its creation when it has none (or an older transition time than its creation).
+func PendingSince(claim *tenancyv1alpha1.NamespaceClaim) time.Time {
+	since := claim.CreationTimestamp.Time
+	if ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition); ready != nil && ready.LastTransitionTime.After(since) {
+		since = ready.LastTransitionTime.Time
+	}
+	return since
+}
+
+// OldestWait returns, per resolved class and state (Pending or Terminating), how long the oldest claim
+// in that state has waited at now (never negative): a Pending claim since PendingSince, a Terminating
+// claim since its deletion was requested. Pairs without such a claim are absent.
+func OldestWait(claims []tenancyv1alpha1.NamespaceClaim, now time.Time) map[ClassState]time.Duration {
+	oldest := map[ClassState]time.Duration{}
+	for i := range claims {
+		var since time.Time
+		state := ClaimState(&claims[i])
+		switch state {
+		case StatePending:
+			since = PendingSince(&claims[i])
+		case StateTerminating:
+			since = claims[i].DeletionTimestamp.Time
+		default:
+			continue
+		}
+		k := ClassState{Class: claims[i].Status.ClassName, State: state}
+		age := max(now.Sub(since), 0)
+		if cur, ok := oldest[k]; !ok || age > cur {
+			oldest[k] = age
+		}
+	}
+	return oldest
 }
 
 // ClassState is a (class, state) pair of ClaimsName.

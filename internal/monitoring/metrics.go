@@ -69,6 +69,7 @@ const (
 	SelfTestRequestsName     = "nsclaim_self_test_requests_total"
 	ClusterWideGrantsName    = "nsclaim_cluster_wide_grants"
 	KubeconfigServerName     = "nsclaim_kubeconfig_server_in_cluster_only"
+	OldestWaitName           = "nsclaim_oldest_claim_wait_seconds"
 )
 
 // Label names.
@@ -102,6 +103,8 @@ var durationBuckets = []float64{0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 60
 var Definitions = []Definition{
 	{Name: ClaimsName, Kind: Gauge, Labels: []string{ClassLabel, StateLabel}, Collected: true,
 		Help: "NamespaceClaims by class and state (Ready, Pending, Refused, Expired, Released, Terminating), read from the informer cache at scrape time. The class is the resolved class in status; empty until the class is resolved."},
+	{Name: OldestWaitName, Kind: Gauge, Labels: []string{ClassLabel, StateLabel}, Collected: true,
+		Help: "Seconds the oldest claim of the class has waited in the state: Pending (to become Ready: since its Ready condition last turned False or Unknown, or since its creation when it has none) or Terminating (for its namespace to go: since its deletion was requested); read from the informer cache at scrape time. Only (class, state) pairs with such a claim have a series, so a steady churn of claims that each move on soon keeps it low."},
 	{Name: ClaimsByPhaseName, Kind: Gauge, Labels: []string{ClassLabel, PhaseLabel}, Collected: true,
 		Help: "NamespaceClaims by class and lifecycle phase (status.phase: Pending, Active, Idle, Refused, Expired, Terminating; docs/lifecycle.md), read from the informer cache at scrape time. Idle claims are those whose idle clock runs; claims not yet given a phase are not counted."},
 	{Name: ProvisioningDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,

@@ -19,6 +19,7 @@ package monitoring
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -165,12 +166,16 @@ func TestClaimCollectorCountsByClassAndState(t *testing.T) {
 		b = b.WithObjects(o)
 	}
 	c := NewClaimCollector(b.Build())
+	c.(*claimCollector).now = func() time.Time { return time.Unix(1e9+120, 0) } // deleting() is at 1e9
 	want := `# HELP nsclaim_claims ` + lookup(ClaimsName).Help + `
 # TYPE nsclaim_claims gauge
 nsclaim_claims{class="",state="Refused"} 1
 nsclaim_claims{class="ci",state="Ready"} 2
 nsclaim_claims{class="ci",state="Terminating"} 1
 nsclaim_claims{class="dev",state="Refused"} 1
+# HELP nsclaim_oldest_claim_wait_seconds ` + lookup(OldestWaitName).Help + `
+# TYPE nsclaim_oldest_claim_wait_seconds gauge
+nsclaim_oldest_claim_wait_seconds{class="ci",state="Terminating"} 120
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
@@ -225,4 +230,67 @@ func TestInstrumentation(t *testing.T) {
 	g.Expect(testutil.ToFloat64(fenceIntact)).To(Equal(1.0))
 	SetFenceIntact(false)
 	g.Expect(testutil.ToFloat64(fenceIntact)).To(BeZero())
+}
+
+func deletingAt(t time.Time) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) {
+		at := metav1.NewTime(t)
+		c.DeletionTimestamp = &at
+		c.Finalizers = []string{tenancyv1alpha1.ClaimFinalizer}
+	}
+}
+
+func createdAt(t time.Time) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.CreationTimestamp = metav1.NewTime(t) }
+}
+
+func withReadyAt(status metav1.ConditionStatus, reason string, at time.Time) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) {
+		c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: tenancyv1alpha1.ReadyCondition, Status: status, Reason: reason, LastTransitionTime: metav1.NewTime(at)})
+	}
+}
+
+// TestOldestWait: the age of the oldest Pending claim per class, from its creation or its Ready
+// condition's last transition, and of the oldest Terminating one from its deletion; Ready and refused
+// claims do not count, however many.
+func TestOldestWait(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	for _, tc := range []struct {
+		name   string
+		claims []*tenancyv1alpha1.NamespaceClaim
+		want   map[ClassState]time.Duration
+	}{
+		{"none", nil, map[ClassState]time.Duration{}},
+		{"new claim without conditions counts from creation", []*tenancyv1alpha1.NamespaceClaim{
+			newClaim("a", withClass("ci"), createdAt(ago(3*time.Minute))),
+		}, map[ClassState]time.Duration{{"ci", StatePending}: 3 * time.Minute}},
+		{"the oldest of several per class", []*tenancyv1alpha1.NamespaceClaim{
+			newClaim("a", withClass("ci"), createdAt(ago(time.Minute))),
+			newClaim("b", withClass("ci"), createdAt(ago(20*time.Minute)), withReadyAt(metav1.ConditionFalse, tenancyv1alpha1.PendingReason, ago(20*time.Minute))),
+			newClaim("c", withClass("dev"), createdAt(ago(2*time.Minute)), withReadyAt(metav1.ConditionFalse, tenancyv1alpha1.InternalErrorReason, ago(2*time.Minute))),
+		}, map[ClassState]time.Duration{{"ci", StatePending}: 20 * time.Minute, {"dev", StatePending}: 2 * time.Minute}},
+		{"a claim that was Ready counts from when it stopped being Ready", []*tenancyv1alpha1.NamespaceClaim{
+			newClaim("a", withClass("ci"), createdAt(ago(48*time.Hour)), withReadyAt(metav1.ConditionFalse, tenancyv1alpha1.PendingReason, ago(90*time.Second))),
+		}, map[ClassState]time.Duration{{"ci", StatePending}: 90 * time.Second}},
+		{"Ready and refused claims do not wait; a terminating one waits since its deletion", []*tenancyv1alpha1.NamespaceClaim{
+			newClaim("a", withClass("ci"), createdAt(ago(time.Hour)), withReadyAt(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, ago(time.Hour))),
+			newClaim("b", withClass("ci"), createdAt(ago(time.Hour)), withReadyAt(metav1.ConditionFalse, tenancyv1alpha1.ClaimLimitExceededReason, ago(time.Hour))),
+			newClaim("c", withClass("ci"), createdAt(ago(time.Hour)), deletingAt(ago(40*time.Minute))),
+			newClaim("d", withClass("ci"), createdAt(ago(time.Hour)), deletingAt(ago(time.Minute))),
+		}, map[ClassState]time.Duration{{"ci", StateTerminating}: 40 * time.Minute}},
+		{"a clock behind the API server's never gives a negative age", []*tenancyv1alpha1.NamespaceClaim{
+			newClaim("a", withClass("ci"), createdAt(now.Add(time.Second))),
+		}, map[ClassState]time.Duration{{"ci", StatePending}: 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claims := make([]tenancyv1alpha1.NamespaceClaim, 0, len(tc.claims))
+			for _, c := range tc.claims {
+				claims = append(claims, *c)
+			}
+			if got := OldestWait(claims, now); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("OldestPending() = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

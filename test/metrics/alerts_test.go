@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -88,4 +89,78 @@ func TestAlertRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool test rules: %v", err)
 	}
+}
+
+// TestAlertsHaveRunbooks: every alert links its own section of docs/runbooks.md (the heading exists),
+// every section of docs/runbooks.md is an alert's, and every alert has a promtool test in which it
+// fires.
+func TestAlertsHaveRunbooks(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "prometheus", "prometheusrule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rule struct {
+		Spec struct {
+			Groups []struct {
+				Rules []struct {
+					Alert       string            `json:"alert"`
+					Annotations map[string]string `json:"annotations"`
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &rule); err != nil {
+		t.Fatal(err)
+	}
+	runbooks, err := os.ReadFile(filepath.Join(repoRoot, "docs", "runbooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := map[string]bool{}
+	for _, line := range strings.Split(string(runbooks), "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			headings[h] = true
+		}
+	}
+	tests, err := os.ReadFile("alerts_test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = "https://github.com/nsclaim/nsclaim-operator/blob/main/docs/runbooks.md#"
+	alerts := map[string]bool{}
+	for _, g := range rule.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			alerts[r.Alert] = true
+			if want := base + strings.ToLower(r.Alert); r.Annotations["runbook_url"] != want {
+				t.Errorf("alert %s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
+			}
+			if !headings[r.Alert] {
+				t.Errorf("alert %s has no section \"## %s\" in docs/runbooks.md", r.Alert, r.Alert)
+			}
+			if !firingTest(string(tests), r.Alert) {
+				t.Errorf("alert %s has no promtool test in which it fires (alerts_test.yaml)", r.Alert)
+			}
+		}
+	}
+	if len(alerts) < 9 {
+		t.Fatalf("found %d alerts in prometheusrule.yaml; the parse missed some", len(alerts))
+	}
+	for h := range headings {
+		if !alerts[h] {
+			t.Errorf("docs/runbooks.md has a section %q, which is no alert", h)
+		}
+	}
+}
+
+// firingTest reports whether tests has an alert_rule_test of alert with at least one expected alert.
+func firingTest(tests, alert string) bool {
+	for _, chunk := range strings.Split(tests, "alertname: "+alert+"\n")[1:] {
+		if strings.HasPrefix(strings.TrimLeft(chunk, " "), "exp_alerts:\n") {
+			return true
+		}
+	}
+	return false
 }

@@ -37,6 +37,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
@@ -205,10 +206,31 @@ func TestPrometheusScrapesTheOperator(t *testing.T) {
 		g.Eventually(prom.value(ctx, refusals), 30*time.Second, time.Second).Should(Equal(refusalsBefore + 1))
 	})
 
+	// One claim's namespace is held by an object's finalizer, so that claim waits Terminating: the
+	// oldest wait of its class is scraped, grows, and goes once the claim is gone.
+	held := &tenancyv1alpha1.NamespaceClaim{}
+	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(claims[0]), held)).To(Succeed())
+	g.Expect(held.Status.Namespace).NotTo(BeEmpty())
+	blocker := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "blocker", Namespace: held.Status.Namespace, Finalizers: []string{"metrics.test/hold"}}}
+	g.Expect(admin.Create(ctx, blocker)).To(Succeed())
+
 	// Deleting the claims removes their series: the collector reports what the cache holds now.
 	for _, c := range append(claims, refused) {
 		g.Expect(admin.Delete(ctx, c)).To(Succeed())
 	}
+	oldestTerminating := fmt.Sprintf(`nsclaim_oldest_claim_wait_seconds{job=%q,class=%q,state="Terminating"}`, jobName, class.Name)
+	t.Run("the oldest wait of a terminating claim is scraped and grows", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Eventually(prom.value(ctx, oldestTerminating), 60*time.Second, time.Second).Should(BeNumerically(">", 0))
+		first, err := prom.value(ctx, oldestTerminating)()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Eventually(prom.value(ctx, oldestTerminating), 60*time.Second, time.Second).Should(BeNumerically(">", first))
+	})
+	g.Expect(admin.Patch(ctx, blocker, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+	t.Run("the oldest wait goes with the last waiting claim", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Eventually(prom.series(ctx, oldestTerminating), 120*time.Second, time.Second).Should(BeZero())
+	})
 	t.Run("deleted claims leave no series", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Eventually(prom.series(ctx, fmt.Sprintf(`nsclaim_claims{job=%q,class=%q}`, jobName, class.Name)), 120*time.Second, time.Second).

@@ -1,0 +1,237 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// reasonConstants returns the value of every constant in this package whose name ends in Reason.
+func reasonConstants(t *testing.T) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]bool{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			spec, ok := n.(*ast.ValueSpec)
+			if !ok {
+				return true
+			}
+			for i, id := range spec.Names {
+				if !strings.HasSuffix(id.Name, "Reason") || i >= len(spec.Values) {
+					continue
+				}
+				if lit, ok := spec.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					reasons[v] = true
+				}
+			}
+			return true
+		})
+	}
+	if len(reasons) < 20 {
+		t.Fatalf("found only %d reason constants; the parser missed some", len(reasons))
+	}
+	return reasons
+}
+
+func readRepoFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// tableReasons returns the first column of the rows of docs/troubleshooting.md's reason table.
+func tableReasons(doc string) []string {
+	row := regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` \\|")
+	matches := row.FindAllStringSubmatch(doc, -1)
+	out := make([]string, 0, len(matches))
+	for _, m := range matches {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestTroubleshootingListsEveryReason: docs/troubleshooting.md has one row for every condition or
+// Event reason of this package, and no row for a reason the code does not have.
+func TestTroubleshootingListsEveryReason(t *testing.T) {
+	reasons := reasonConstants(t)
+	rows := tableReasons(readRepoFile(t, "docs/troubleshooting.md"))
+	seen := map[string]int{}
+	for _, r := range rows {
+		seen[r]++
+		if !reasons[r] {
+			t.Errorf("docs/troubleshooting.md has a row for %s, which api/v1alpha1 does not define", r)
+		}
+		if seen[r] == 2 {
+			t.Errorf("docs/troubleshooting.md has more than one row for %s", r)
+		}
+	}
+	var missing []string
+	for r := range reasons {
+		if seen[r] == 0 {
+			missing = append(missing, r)
+		}
+	}
+	sort.Strings(missing)
+	for _, r := range missing {
+		t.Errorf("docs/troubleshooting.md has no row for the reason %s (api/v1alpha1): add who acts and the fix", r)
+	}
+}
+
+// TestTableReasons: the row pattern picks reasons out of table rows only.
+func TestTableReasons(t *testing.T) {
+	cases := []struct {
+		doc  string
+		want []string
+	}{
+		{"| `Expired` | claim | pipeline | x |\n", []string{"Expired"}},
+		{"| `Expired` | a |\n| `Released` | b |\n", []string{"Expired", "Released"}},
+		{"text `Expired` in prose\n", nil},
+		{"| Reason | Where |\n|---|---|\n", nil},
+	}
+	for _, tc := range cases {
+		if got := tableReasons(tc.doc); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("tableReasons(%q) = %v, want %v", tc.doc, got, tc.want)
+		}
+	}
+}
+
+// camelCase matches a backticked CamelCase word of two humps or more: how the README and the CSV
+// write reasons, condition types and kinds.
+var camelCase = regexp.MustCompile("`([A-Z][a-z]+(?:[A-Z][a-z]+)+)`")
+
+// nonReasons are backticked CamelCase words the README and the CSV may use that are not reasons.
+var nonReasons = map[string]bool{
+	"NamespaceClaim": true, "NamespaceClass": true, "NamespaceClaims": true, "NamespaceClasses": true,
+	"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "RoleBinding": true,
+	"ConfigMap": true, "ResourceQuota": true, "LimitRange": true, "NetworkPolicy": true,
+	"OperatorCondition": true, "OperatorGroup": true, "ClusterServiceVersion": true, "CatalogSource": true,
+	"ServiceMonitor": true, "PrometheusRule": true, "AuthenticationConfiguration": true, "TokenRequest": true,
+	"ValidatingAdmissionPolicy": true, "MutatingAdmissionPolicy": true, "SelfSubjectRulesReview": true,
+	"SubjectAccessReview": true, "AllNamespaces": true, "OwnNamespace": true, "SingleNamespace": true,
+	"MultiNamespace": true, "DenyFromOtherNamespaces": true, "AllowAll": true, "FenceMissingOrAltered": true,
+	"KubeconfigServerReachable": true, "KubeconfigServerInClusterOnly": true, "FenceIntact": true,
+	"NamespaceReady": true, "CredentialsReady": true, "PermissionsVerified": true, "Requester": true,
+	"ServiceAccountToken": true,
+}
+
+// otherToolsFlags are flags of kubectl, operator-sdk and go the README and the CSV show in commands.
+var otherToolsFlags = map[string]bool{
+	"server-side": true, "for": true, "timeout": true, "kubeconfig": true, "help": true, "token": true,
+	"server": true, "certificate-authority": true, "ignore-not-found": true, "install-mode": true,
+	"namespace": true, "field-manager": true, "force-conflicts": true, "dry-run": true, "output": true,
+	"selector": true, "all-namespaces": true, "select-optional": true, "run": true, "from-literal": true,
+	"manifest-url": true,
+}
+
+// notSettings are NSCLAIM_ names in the README that are not the manager's settings: the CI secret that
+// holds a pipeline's kubeconfig in the examples.
+var notSettings = map[string]bool{"NSCLAIM_KUBECONFIG": true}
+
+var (
+	flagRef     = regexp.MustCompile("(?:^|[\\s`(])--([a-z][a-z0-9-]+)")
+	flagDef     = regexp.MustCompile(`\.\w+Var\(&[^,]+, "([a-z0-9-]+)"`)
+	envRef      = regexp.MustCompile(`\bNSCLAIM_[A-Z_]+[A-Z]\b`)
+	metricRef   = regexp.MustCompile(`\bnsclaim_[a-z_]+[a-z]\b`)
+	histogramRe = regexp.MustCompile(`_(bucket|sum|count)$`)
+)
+
+// TestUserDocsNameWhatTheCodeHas: the README and the CSV's description name no condition reason, manager
+// flag, NSCLAIM_ setting or nsclaim_ metric that the code does not have.
+func TestUserDocsNameWhatTheCodeHas(t *testing.T) {
+	reasons := reasonConstants(t)
+	var src strings.Builder
+	for _, f := range []string{"cmd/main.go", "cmd/fence.go", "cmd/kubeconfig_server.go", "internal/testenv/testenv.go"} {
+		src.WriteString(readRepoFile(t, f))
+	}
+	// The kubectl plugin, the GitHub Action and the GitLab component: their flags and the variables
+	// they read or pass on (a GitLab template names a variable without quotes).
+	var tools strings.Builder
+	for _, pattern := range []string{"cmd/kubectl-nsclaim/*.go", "internal/cli/*.go", "action/*.js", "templates/*.yml"} {
+		files, err := filepath.Glob(filepath.Join("..", "..", pattern))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no files match %s", pattern)
+		}
+		for _, f := range files {
+			rel, _ := filepath.Rel(filepath.Join("..", ".."), f)
+			tools.WriteString(readRepoFile(t, rel))
+		}
+	}
+	flags := map[string]bool{}
+	for _, m := range flagDef.FindAllStringSubmatch(src.String()+tools.String(), -1) {
+		flags[m[1]] = true
+	}
+	if len(flags) < 5 {
+		t.Fatalf("found only %d flags in cmd/; the pattern missed some", len(flags))
+	}
+	metrics := readRepoFile(t, "docs/metrics.md") // generated from internal/monitoring; make verify keeps it current
+	for _, doc := range []string{"README.md", "config/manifests/bases/nsclaim-operator.clusterserviceversion.yaml"} {
+		text := readRepoFile(t, doc)
+		if doc != "README.md" {
+			// The CSV's description only: the rest of the file names kinds and fields.
+			_, text, _ = strings.Cut(text, "description: |")
+			text, _, _ = strings.Cut(text, "\n  displayName:")
+		}
+		for _, m := range camelCase.FindAllStringSubmatch(text, -1) {
+			if !reasons[m[1]] && !nonReasons[m[1]] {
+				t.Errorf("%s names `%s`, which is no reason in api/v1alpha1 (nor a kind or condition the test knows)", doc, m[1])
+			}
+		}
+		for _, m := range flagRef.FindAllStringSubmatch(text, -1) {
+			if !flags[m[1]] && !strings.HasPrefix(m[1], "zap-") && !otherToolsFlags[m[1]] {
+				t.Errorf("%s names the flag --%s, which cmd/ does not define", doc, m[1])
+			}
+		}
+		for _, env := range envRef.FindAllString(text, -1) {
+			if !strings.Contains(src.String(), `"`+env+`"`) && !regexp.MustCompile(`\b`+env+`\b`).MatchString(tools.String()) && !notSettings[env] {
+				t.Errorf("%s names %s, which neither cmd/ and internal/testenv nor the plugin, the Action and the component read", doc, env)
+			}
+		}
+		for _, metric := range metricRef.FindAllString(text, -1) {
+			if !strings.Contains(metrics, "`"+histogramRe.ReplaceAllString(metric, "")+"`") {
+				t.Errorf("%s names the metric %s, which docs/metrics.md (internal/monitoring) does not list", doc, metric)
+			}
+		}
+	}
+}
