@@ -264,9 +264,14 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	activePods, err := controller.AddActivePods(mgr, cfg, scheme)
+	if err != nil {
+		return err
+	}
 	if err := (&controller.NamespaceClaimReconciler{
 		Bindings:                 bindings,
 		DefaultServiceAccounts:   defaultSAs,
+		ActivePods:               activePods,
 		Client:                   mgr.GetClient(),
 		APIReader:                mgr.GetAPIReader(),
 		Recorder:                 mgr.GetEventRecorder("nsclaim"),

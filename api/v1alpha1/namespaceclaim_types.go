@@ -54,6 +54,15 @@ type NamespaceClaimSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="TTL",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	TTL *metav1.Duration `json:"ttl,omitempty"`
 
+	// keep is how long the namespace may stay idle (no Pod Pending or Running, no heartbeat) before it
+	// is deleted, replacing the class's lifetime.idleTTL for this claim; unset means idleTTL. The class's
+	// lifetime.maxKeep bounds it (a keep beyond is refused with KeepExceedsMaximum). It never moves the
+	// hard TTL (spec.ttl): the earlier of the two ends the claim. A class without idleTTL ignores it.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="keep must be between 1m and 8760h"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Keep While Idle",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	Keep *metav1.Duration `json:"keep,omitempty"`
+
 	// labels are added to the namespace; the class must allow each key.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
@@ -155,10 +164,39 @@ type NamespaceClaimStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Credentials Secret",xDescriptors={"urn:alm:descriptor:io.kubernetes:Secret"}
 	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
 
-	// expiresAt is when the namespace will be deleted.
+	// expiresAt is when the namespace will be deleted by its hard TTL (spec.ttl from the claim's
+	// creation); idleExpiresAt may end it sooner.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Expires At",xDescriptors={"urn:alm:descriptor:text"}
 	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+
+	// phase is the claim's lifecycle phase, for people: Pending, Active (Ready, and a Pod Pending or
+	// Running in the namespace), Idle (Ready, nothing running: the idle clock runs, see idleExpiresAt),
+	// Refused, Expired or Terminating. Conditions remain the contract for programs.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Phase",xDescriptors={"urn:alm:descriptor:io.kubernetes.phase"}
+	Phase ClaimPhase `json:"phase,omitempty"`
+
+	// podsActive is true while the operator sees a Pod Pending or Running (or Unknown) in the
+	// namespace: the idle clock is stopped.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pods Active",xDescriptors={"urn:alm:descriptor:text"}
+	PodsActive bool `json:"podsActive,omitempty"`
+
+	// lastActivity is when the idle clock last started: when the operator first saw the namespace, when
+	// it saw the last Pod Pending or Running there end, or the latest heartbeat it accepted (never later
+	// than when it read it), whichever is latest.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last Activity",xDescriptors={"urn:alm:descriptor:text"}
+	LastActivity *metav1.Time `json:"lastActivity,omitempty"`
+
+	// idleExpiresAt is when the namespace will be deleted for idleness if nothing happens in it before
+	// (lastActivity plus spec.keep or the class's lifetime.idleTTL). Unset
+	// while a Pod is Pending or Running there, and when the class has no idleTTL. The earlier of
+	// expiresAt and idleExpiresAt ends the claim.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Idle Expires At",xDescriptors={"urn:alm:descriptor:text"}
+	IdleExpiresAt *metav1.Time `json:"idleExpiresAt,omitempty"`
 
 	// tokenExpiresAt is when the current token expires; a new one is issued before then.
 	// +optional
@@ -186,15 +224,36 @@ type NamespaceClaimStatus struct {
 	BoundUser string `json:"boundUser,omitempty"`
 }
 
+// ClaimPhase is a claim's lifecycle phase as shown by `kubectl get nsc`.
+// +kubebuilder:validation:Enum=Pending;Active;Idle;Refused;Expired;Terminating
+type ClaimPhase string
+
+const (
+	// ClaimPhasePending: the claim is not Ready yet (provisioning, or waiting).
+	ClaimPhasePending ClaimPhase = "Pending"
+	// ClaimPhaseActive: Ready, and a Pod is Pending or Running in the namespace: the idle clock is stopped.
+	ClaimPhaseActive ClaimPhase = "Active"
+	// ClaimPhaseIdle: Ready, and no Pod is Pending or Running in the namespace.
+	ClaimPhaseIdle ClaimPhase = "Idle"
+	// ClaimPhaseRefused: the operator will not go on until someone acts (see the Ready condition).
+	ClaimPhaseRefused ClaimPhase = "Refused"
+	// ClaimPhaseExpired: the hard TTL or the idle TTL ended; the namespace is deleted.
+	ClaimPhaseExpired ClaimPhase = "Expired"
+	// ClaimPhaseTerminating: the claim or its namespace is being deleted.
+	ClaimPhaseTerminating ClaimPhase = "Terminating"
+)
+
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=nsc;nsclaim,categories=nsclaim
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1123 label of at most 63 characters"
 // +kubebuilder:printcolumn:name="Namespace",type=string,JSONPath=`.status.namespace`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.className`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.expiresAt`
+// +kubebuilder:printcolumn:name="Idle Expires",type=string,JSONPath=`.status.idleExpiresAt`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="Namespace Claim",resources={{Namespace,v1},{Secret,v1},{ServiceAccount,v1},{RoleBinding,v1}}

@@ -49,6 +49,8 @@ const (
 // NamespaceClassSpec defines what a namespace of this class looks like, how long it lives, and who may
 // ask for one.
 // +kubebuilder:validation:XValidation:rule="!has(self.lifetime) || !has(self.lifetime.defaultTTL) || !has(self.lifetime.maxTTL) || duration(self.lifetime.defaultTTL) <= duration(self.lifetime.maxTTL)",message="lifetime.defaultTTL must not exceed lifetime.maxTTL"
+// +kubebuilder:validation:XValidation:rule="!has(self.lifetime) || !has(self.lifetime.maxKeep) || has(self.lifetime.idleTTL)",message="lifetime.maxKeep bounds spec.keep, which replaces lifetime.idleTTL: set lifetime.idleTTL too"
+// +kubebuilder:validation:XValidation:rule="!has(self.lifetime) || !has(self.lifetime.maxKeep) || !has(self.lifetime.idleTTL) || duration(self.lifetime.idleTTL) <= duration(self.lifetime.maxKeep)",message="lifetime.idleTTL must not exceed lifetime.maxKeep"
 // +kubebuilder:validation:XValidation:rule="!has(self.credentials) || !has(self.credentials.tokenTTL) || !has(self.credentials.renewBefore) || duration(self.credentials.renewBefore) < duration(self.credentials.tokenTTL)",message="credentials.renewBefore must be shorter than credentials.tokenTTL"
 type NamespaceClassSpec struct {
 	// default marks this class as the one used by claims that name no class. At most one class
@@ -194,6 +196,24 @@ type LifetimeSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="lifetime.maxTTL must be at least 1m"
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Maximum TTL",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	MaxTTL *metav1.Duration `json:"maxTTL,omitempty"`
+
+	// idleTTL deletes a namespace that has been idle this long: no Pod Pending or Running in it and
+	// no heartbeat (docs/lifecycle.md). The idle clock starts when the operator first observes the
+	// namespace, when it sees the last Pod Pending or Running there end, or at the last heartbeat,
+	// whichever is latest. Unset means namespaces of this class never expire for idleness. The hard TTL (ttl, up to
+	// maxTTL) always applies too: the earlier of the two wins.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="lifetime.idleTTL must be between 1m and 8760h"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Idle TTL",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	IdleTTL *metav1.Duration `json:"idleTTL,omitempty"`
+
+	// maxKeep is the longest idle time a claim may ask for with spec.keep (which replaces idleTTL for
+	// that claim). Unset means a claim may not keep its namespace idle longer than idleTTL. It needs
+	// idleTTL and must not be below it.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="lifetime.maxKeep must be between 1m and 8760h"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Maximum Keep",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	MaxKeep *metav1.Duration `json:"maxKeep,omitempty"`
 }
 
 // CredentialsMode says what a claim of a class receives.
@@ -313,6 +333,7 @@ type NamespaceClassStatus struct {
 // +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`
 // +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.spec.clusterRole`
 // +kubebuilder:printcolumn:name="Max TTL",type=string,JSONPath=`.spec.lifetime.maxTTL`
+// +kubebuilder:printcolumn:name="Idle TTL",type=string,JSONPath=`.spec.lifetime.idleTTL`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

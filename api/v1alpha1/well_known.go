@@ -58,6 +58,13 @@ const (
 	// TokenPolicyMultipleTimes is a value of TokenPolicyAnnotation.
 	TokenPolicyMultipleTimes = "multiple-times"
 
+	// HeartbeatAnnotation on a NamespaceClaim is a heartbeat: an RFC 3339 time at which the pipeline
+	// was active. Whoever may patch the claim (its requester) may send one (`kubectl nsclaim
+	// heartbeat`). The operator restarts the idle clock from it, but never from a time later than the
+	// moment it reads the annotation, nor earlier than the claim's creation; a value that does not
+	// parse is ignored. It never moves the hard TTL.
+	HeartbeatAnnotation = "tenancy.nsclaim.dev/heartbeat"
+
 	// RequestLabel marks a NamespaceClaim that the operator made for a request ConfigMap; its value is
 	// RequestConfigMap.
 	RequestLabel = "tenancy.nsclaim.dev/request"
@@ -93,7 +100,8 @@ const (
 	CredentialsReadyCondition = "CredentialsReady"
 	// PermissionsVerifiedCondition reports the SubjectAccessReview self-test of the issued identity.
 	PermissionsVerifiedCondition = "PermissionsVerified"
-	// ExpiredCondition is True once the claim's TTL has passed and its namespace was deleted.
+	// ExpiredCondition is True once the claim's TTL has passed, or its namespace stayed idle for its idle
+	// TTL (reason IdleExpired), and its namespace was deleted.
 	ExpiredCondition = "Expired"
 )
 
@@ -132,8 +140,14 @@ const (
 	MissingPermissionsReason = "MissingPermissions"
 	// ExcessPermissionsReason: the issued identity can do something outside its namespace.
 	ExcessPermissionsReason = "ExcessPermissions"
-	// ExpiredReason: the TTL passed; the namespace is deleted.
+	// ExpiredReason: the TTL passed (or, on the Ready condition, the idle TTL); the namespace is deleted.
 	ExpiredReason = "Expired"
+	// IdleExpiredReason: the Expired condition's reason when the namespace stayed idle (no Pod Pending
+	// or Running, no heartbeat) for spec.keep or the class's lifetime.idleTTL; the namespace is deleted.
+	IdleExpiredReason = "IdleExpired"
+	// KeepExceedsMaximumReason: spec.keep is above the class's lifetime.maxKeep (or its idleTTL when it
+	// sets no maxKeep).
+	KeepExceedsMaximumReason = "KeepExceedsMaximum"
 	// NamespaceTerminatingReason: the namespace is being deleted; the message lists what blocks it.
 	NamespaceTerminatingReason = "NamespaceTerminating"
 	// ReleasedReason: the tenant deleted its namespace; the claim is deleted next.
@@ -192,6 +206,7 @@ var RefusalReasons = []string{
 	ClassNotAllowedReason,
 	ClaimLimitExceededReason,
 	TTLExceedsMaximumReason,
+	KeepExceedsMaximumReason,
 	LabelNotAllowedReason,
 	NamespaceConflictReason,
 	NamespaceTakenReason,

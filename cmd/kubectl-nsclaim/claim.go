@@ -44,7 +44,7 @@ const (
 type claimOptions struct {
 	*options
 	class, namespaceName, ifExists, output, writeKubeconfig string
-	ttl, timeout                                            time.Duration
+	ttl, keep, timeout                                      time.Duration
 	wait                                                    bool
 	tokens                                                  tokenSourceFlags
 }
@@ -75,6 +75,7 @@ An existing claim of the name is waited for (--if-exists=use), deleted and claim
 	f := cmd.Flags()
 	f.StringVar(&c.class, "class", os.Getenv("NSCLAIM_CLASS"), "NamespaceClass to claim from (default: $NSCLAIM_CLASS, else the cluster's default class)")
 	f.DurationVar(&c.ttl, "ttl", 0, "how long the namespace lives, from now (default: the class's defaultTTL; at most its maxTTL)")
+	f.DurationVar(&c.keep, "keep", 0, "how long the namespace may stay idle before it is deleted (default: the class's idleTTL; at most its maxKeep)")
 	f.StringVar(&c.namespaceName, "namespace-name", "", "ask for this namespace name (after the class's prefix); unset derives a name that never collides")
 	f.BoolVar(&c.wait, "wait", true, "wait until the claim is Ready")
 	f.DurationVar(&c.timeout, "timeout", 3*time.Minute, "how long to wait")
@@ -93,6 +94,8 @@ func (c *claimOptions) validate() error {
 		return &cli.UsageError{Msg: fmt.Sprintf("-o must be name, kubeconfig, json or none, not %q", c.output)}
 	case c.ttl != 0 && (c.ttl < time.Minute || c.ttl > cli.MaxTTL):
 		return &cli.UsageError{Msg: fmt.Sprintf("--ttl must be between 1m and %s", cli.MaxTTL)}
+	case c.keep != 0 && (c.keep < time.Minute || c.keep > cli.MaxTTL):
+		return &cli.UsageError{Msg: fmt.Sprintf("--keep must be between 1m and %s", cli.MaxTTL)}
 	case !c.wait && (c.output == outputName || c.output == outputKubeconfig || c.writeKubeconfig != ""):
 		return &cli.UsageError{Msg: "--wait=false prints no namespace or kubeconfig (neither exists yet): use -o json or -o none"}
 	}
@@ -179,6 +182,9 @@ func (c *claimOptions) desired(name string) *tenancyv1alpha1.NamespaceClaim {
 	claim.Spec.NamespaceName = c.namespaceName
 	if c.ttl != 0 {
 		claim.Spec.TTL = &metav1.Duration{Duration: c.ttl.Round(time.Second)}
+	}
+	if c.keep != 0 {
+		claim.Spec.Keep = &metav1.Duration{Duration: c.keep.Round(time.Second)}
 	}
 	return claim
 }

@@ -45,7 +45,8 @@ func newExtendCommand(o *options) *cobra.Command {
 has no other way), wait until the operator has accepted it, and print the new expiry.
 
 The class's lifetime.maxTTL bounds the TTL: an extension beyond it is refused (exit 3) and spec.ttl is
-set back, so the claim keeps its namespace and its credentials. An expired claim cannot be extended.`,
+set back, so the claim keeps its namespace and its credentials. An expired claim cannot be extended.
+An extension is also a heartbeat: it starts the idle clock again (see heartbeat).`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			name, err := claimName(a)
@@ -60,12 +61,14 @@ set back, so the claim keeps its namespace and its credentials. An expired claim
 	return cmd
 }
 
-// ttlPatch is a merge patch of spec.ttl (nil removes it), guarded by the resourceVersion read.
-func ttlPatch(resourceVersion string, ttl *metav1.Duration) ([]byte, error) {
-	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": resourceVersion},
-		"spec":     map[string]any{"ttl": ttl},
-	})
+// ttlPatch is a merge patch of spec.ttl (nil removes it), guarded by the resourceVersion read; with a
+// non-zero heartbeat it sets the heartbeat annotation too (an extension is activity).
+func ttlPatch(resourceVersion string, ttl *metav1.Duration, heartbeat time.Time) ([]byte, error) {
+	md := map[string]any{"resourceVersion": resourceVersion}
+	if !heartbeat.IsZero() {
+		md["annotations"] = map[string]any{tenancyv1alpha1.HeartbeatAnnotation: heartbeatValue(heartbeat)}
+	}
+	return json.Marshal(map[string]any{"metadata": md, "spec": map[string]any{"ttl": ttl}})
 }
 
 func (e *extendOptions) run(ctx context.Context, name string) error {
@@ -88,7 +91,7 @@ func (e *extendOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	patch, err := ttlPatch(claim.ResourceVersion, &metav1.Duration{Duration: ttl})
+	patch, err := ttlPatch(claim.ResourceVersion, &metav1.Duration{Duration: ttl}, time.Now())
 	if err != nil {
 		return err
 	}
@@ -118,7 +121,7 @@ func (e *extendOptions) run(ctx context.Context, name string) error {
 	}
 	if refusal != nil {
 		// Set spec.ttl back, so the claim is served again with its former expiry.
-		back, err := ttlPatch(done.ResourceVersion, claim.Spec.TTL)
+		back, err := ttlPatch(done.ResourceVersion, claim.Spec.TTL, time.Time{})
 		if err == nil {
 			_, err = s.claims.Patch(ctx, name, types.MergePatchType, back, metav1.PatchOptions{FieldManager: cli.PluginCommand})
 		}

@@ -35,6 +35,9 @@ func Explain(claim *tenancyv1alpha1.NamespaceClaim) string {
 		fmt.Fprintf(&b, "  reason:       %s\n  message:      %s\n  who must act: %s\n  what to do:   %s\n", st.Reason, st.Message, g.Actor, g.Action)
 	}
 	fmt.Fprintf(&b, "  namespace:    %s\n  class:        %s\n  expires:      %s\n", orNone(claim.Status.Namespace), orNone(claim.Status.ClassName), Expiry(claim))
+	if claim.Status.Phase != "" || claim.Status.IdleExpiresAt != nil {
+		fmt.Fprintf(&b, "  lifecycle:    %s\n", Lifecycle(claim))
+	}
 	if claim.Status.BoundUser != "" {
 		fmt.Fprintf(&b, "  bound user:   %s (keyless)\n", claim.Status.BoundUser)
 	} else if claim.Status.CredentialsSecretName != "" {
@@ -74,4 +77,18 @@ func Expiry(claim *tenancyv1alpha1.NamespaceClaim) string {
 		return "unknown"
 	}
 	return claim.Status.ExpiresAt.UTC().Format(time.RFC3339)
+}
+
+// Lifecycle describes the claim's activity: its phase, since when it is idle and when it idles out.
+func Lifecycle(claim *tenancyv1alpha1.NamespaceClaim) string {
+	st := claim.Status
+	out := orNone(string(st.Phase))
+	switch {
+	case st.PodsActive:
+		out += " (a Pod is Pending or Running: the idle clock is stopped)"
+	case st.IdleExpiresAt != nil && st.LastActivity != nil:
+		out += fmt.Sprintf(" (last activity %s; deleted for idleness at %s unless a Pod runs or a heartbeat comes first)",
+			st.LastActivity.UTC().Format(time.RFC3339), st.IdleExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return out
 }

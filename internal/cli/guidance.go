@@ -46,6 +46,7 @@ var guidance = map[string]Guidance{
 	tenancyv1alpha1.ClassNotAllowedReason:        {ActorClassAdmin, "let the class's access.requesterNamespaceSelector select this namespace, or use another class"},
 	tenancyv1alpha1.ClaimLimitExceededReason:     {ActorPipeline, "release claims you no longer need (kubectl nsclaim list; kubectl nsclaim release NAME), or ask for a higher access.maxClaimsPerNamespace"},
 	tenancyv1alpha1.TTLExceedsMaximumReason:      {ActorPipeline, "ask for a shorter --ttl (at most the class's lifetime.maxTTL)"},
+	tenancyv1alpha1.KeepExceedsMaximumReason:     {ActorPipeline, "ask for a shorter --keep (at most the class's lifetime.maxKeep, or its idleTTL when it sets none)"},
 	tenancyv1alpha1.LabelNotAllowedReason:        {ActorPipeline, "drop the label, or ask the class's admin to add it to allowedClaimLabels"},
 	tenancyv1alpha1.NamespaceConflictReason:      {ActorPipeline, "claim another namespace name; the existing namespace is not nsclaim's and is left alone"},
 	tenancyv1alpha1.NamespaceTakenReason:         {ActorPipeline, "another claim holds that namespace name: leave --namespace-name unset (names derived per requester namespace never collide)"},

@@ -19,6 +19,7 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -137,6 +138,12 @@ func TestExplain(t *testing.T) {
 			[]string{"ci/pr-1: Refused", "reason:       TTLExceedsMaximum", "who must act: " + ActorPipeline, "shorter --ttl", "Ready=False TTLExceedsMaximum: m"}},
 		{"stale condition", newClaim(withReady(metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason, 0)),
 			[]string{"Pending", "(for generation 0 of 1)"}},
+		{"idle", newClaim(provisioned(), idleUntil(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC), time.Hour)),
+			[]string{"lifecycle:    Idle (last activity 2026-11-26T10:00:00Z; deleted for idleness at 2026-11-26T11:00:00Z"}},
+		{"active", newClaim(provisioned(), podsActive()),
+			[]string{"lifecycle:    Active (a Pod is Pending or Running: the idle clock is stopped)"}},
+		{"keep refused", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.KeepExceedsMaximumReason, 1)),
+			[]string{"Refused", "shorter --keep"}},
 		{"deletion held by the finalizer", deletingClaim,
 			[]string{"Deleting", "blocked by finalizers tenancy.nsclaim.dev/namespace", "once namespace ci-pr-1 is gone"}},
 	} {
@@ -148,5 +155,20 @@ func TestExplain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func idleUntil(last time.Time, idle time.Duration) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) {
+		c.Status.Phase = tenancyv1alpha1.ClaimPhaseIdle
+		c.Status.LastActivity = &metav1.Time{Time: last}
+		c.Status.IdleExpiresAt = &metav1.Time{Time: last.Add(idle)}
+	}
+}
+
+func podsActive() claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) {
+		c.Status.Phase = tenancyv1alpha1.ClaimPhaseActive
+		c.Status.PodsActive = true
 	}
 }

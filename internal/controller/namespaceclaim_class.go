@@ -86,6 +86,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		request, _ = requests.ServeNamespace(requester)
 	}
 	ttl, ttlRefusal := provision.TTL(claim, class)
+	_, _, keepRefusal := provision.IdleTTL(claim, class)
 	once, policyRefusal := provision.TokenOnlyOnce(claim)
 	s.tokenOnce = once
 	for _, ref := range []*provision.Refusal{
@@ -96,6 +97,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		provision.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings, liveHolders),
 		provision.CheckLabels(claim, class),
 		ttlRefusal,
+		keepRefusal,
 		policyRefusal,
 	} {
 		if ref != nil {
@@ -133,14 +135,29 @@ func classRefusal(class *tenancyv1alpha1.NamespaceClass) *provision.Refusal {
 	return &provision.Refusal{Reason: c.Reason, Message: c.Message}
 }
 
-// reconcileExpiry deletes the namespace once the claim's TTL has passed, and marks the claim expired for
-// good. It runs even when the claim is refused, so a namespace whose class disappeared still expires.
+// reconcileExpiry deletes the namespace once the claim's hard TTL or its idle TTL (see
+// reconcileActivity) has passed, whichever ends first, and marks the claim expired for good. It runs
+// even when the claim is refused, so a namespace whose class disappeared still expires.
 func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claimScope) error {
-	if !provision.IsExpired(s.claim) && (s.expiresAt.IsZero() || s.now.Before(s.expiresAt)) {
+	hard := !s.expiresAt.IsZero() && !s.now.Before(s.expiresAt)
+	idle := !s.idleExpiresAt.IsZero() && !s.now.Before(s.idleExpiresAt)
+	already := provision.IsExpired(s.claim)
+	if !already && !hard && !idle {
 		return nil
 	}
 	s.expired = true
 	s.refusal = nil
+	if already {
+		c := meta.FindStatusCondition(s.claim.Status.Conditions, tenancyv1alpha1.ExpiredCondition)
+		s.idleExpired = c != nil && c.Reason == tenancyv1alpha1.IdleExpiredReason
+	} else {
+		// The earlier of the two clocks ends the claim.
+		s.idleExpired = idle && (!hard || s.idleExpiresAt.Before(s.expiresAt))
+		s.claim.Status.PodsActive = false
+		if !s.idleExpired {
+			s.claim.Status.IdleExpiresAt = nil
+		}
+	}
 	name := s.claim.Status.Namespace
 	if name == "" {
 		return nil

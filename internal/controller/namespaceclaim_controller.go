@@ -106,6 +106,11 @@ type NamespaceClaimReconciler struct {
 	// means baseline.
 	MinimumPodSecurity tenancyv1alpha1.PodSecurityLevel
 
+	// ActivePods reports and watches the Pods Pending or Running in each namespace (a claim's idle
+	// clock stops while there is one); nil reads them from the API server and watches nothing (unit
+	// tests only).
+	ActivePods *ActivePods
+
 	// NameReuse holds back the grants of a namespace whose name was in use moments ago, until the API
 	// server can no longer accept a previous holder's token (see NamespaceReuse); nil skips the wait
 	// (unit tests only: the manager and the envtest suite always set it, with CacheOptions).
@@ -183,6 +188,13 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.reconcileNormal(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !s.activityObserved && !s.expired {
+		// The namespace was recorded in this reconcile: its idle clock starts now, not at the next
+		// event (a claim made Ready in one reconcile may see no other for hours).
+		if err := r.reconcileActivity(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
 }
 
@@ -226,6 +238,9 @@ func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, clai
 // while refused. A phase that records a refusal, a release or a terminating namespace stops the rest.
 func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claimScope) error {
 	if err := r.reconcileClass(ctx, s); err != nil {
+		return err
+	}
+	if err := r.reconcileActivity(ctx, s); err != nil {
 		return err
 	}
 	if err := r.reconcileExpiry(ctx, s); err != nil {
@@ -331,6 +346,9 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.DefaultServiceAccounts != nil {
 		b = b.WatchesRawSource(r.DefaultServiceAccounts.source(r.namespaceNameToClaim))
+	}
+	if r.ActivePods != nil {
+		b = b.WatchesRawSource(r.ActivePods.source(r.namespaceNameToClaim))
 	}
 	if f, ok := r.Fence.(FenceIntactEvents); ok {
 		b = b.WatchesRawSource(source.Channel(f.FenceIntactEvents(), handler.EnqueueRequestsFromMapFunc(r.fenceHeldClaims)))

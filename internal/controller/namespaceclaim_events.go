@@ -41,6 +41,10 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 		monitoring.Refused(e.reason)
 	case e.reason == tenancyv1alpha1.ExpiredReason:
 		monitoring.Expired(className(s.claim))
+		if s.idleExpired {
+			monitoring.IdleExpired(className(s.claim))
+			e.reason = tenancyv1alpha1.IdleExpiredReason
+		}
 	case e.reason == tenancyv1alpha1.ProvisionedReason:
 		// The first Ready this process sees. NamespaceReady may have been True for a while before
 		// (the self-test waits for new RoleBindings to reach the authorizer), so only the claim's UID

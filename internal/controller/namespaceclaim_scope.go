@@ -58,15 +58,21 @@ type claimScope struct {
 	owner provision.Owner
 	// desired is what the namespace and its objects should be.
 	desired provision.Desired
-	// expiresAt is when the namespace is to be deleted; zero when unknown.
+	// expiresAt is when the namespace is to be deleted by the hard TTL; zero when unknown.
 	expiresAt time.Time
+	// idleExpiresAt is when the namespace is to be deleted for idleness; zero when it is active or its
+	// class has no idle TTL.
+	idleExpiresAt time.Time
+	// activityObserved is set once reconcileActivity recorded the namespace's activity.
+	activityObserved bool
 	// tokenOnce is set when the claim asks for its token to be issued only once.
 	tokenOnce bool
 
 	// refusal is a user-fixable reason that stops provisioning.
 	refusal *provision.Refusal
-	// expired is set once the TTL passed.
-	expired bool
+	// expired is set once the TTL passed; idleExpired when it was the idle TTL.
+	expired     bool
+	idleExpired bool
 	// terminating describes what blocks a namespace that is being deleted.
 	terminating string
 	// deleting describes, for a claim being deleted, the namespaces it still waits for.
@@ -129,7 +135,7 @@ func (s *claimScope) held() bool { return s.claim.Status.Namespace != "" }
 // requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
 func (s *claimScope) requeueAfter() time.Duration {
 	var next time.Duration
-	for _, t := range []time.Time{s.expiresAt, s.renewAt, s.credentialsCheckAt} {
+	for _, t := range []time.Time{s.expiresAt, s.idleExpiresAt, s.renewAt, s.credentialsCheckAt} {
 		if t.IsZero() || s.expired {
 			continue
 		}

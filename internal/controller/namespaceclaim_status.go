@@ -35,6 +35,7 @@ const maxListedFailures = 5
 // retried) and otherwise shows a generic reason, with the details in the log only.
 func setConditions(s *claimScope, err error) {
 	claim := s.claim
+	defer func() { claim.Status.Phase = phaseOf(claim) }()
 	gen := claim.Generation
 	set := func(t string, ok bool, reason, msg string) {
 		st := metav1.ConditionFalse
@@ -79,9 +80,8 @@ func setStopped(s *claimScope, set conditionSetter) bool {
 		set(tenancyv1alpha1.ReadyCondition, false, tenancyv1alpha1.NamespaceTerminatingReason, msg)
 		return true
 	case s.expired:
-		msg := fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted. Delete this claim (kubectl delete namespaceclaim %s)"+
-			" before creating a claim of the same name again; for more time, create a claim with another name", s.expiresAt.UTC().Format(time.RFC3339), s.claim.Name)
-		set(tenancyv1alpha1.ExpiredCondition, true, tenancyv1alpha1.ExpiredReason, msg)
+		reason, msg := expiredMessage(s)
+		set(tenancyv1alpha1.ExpiredCondition, true, reason, msg)
 		nsReason, nsMsg := tenancyv1alpha1.ExpiredReason, "The namespace is deleted"
 		if s.terminating != "" {
 			nsReason, nsMsg = tenancyv1alpha1.NamespaceTerminatingReason, "The namespace is terminating: "+s.terminating

@@ -310,9 +310,14 @@ func startManager() {
 	if err != nil {
 		panic(err)
 	}
+	activePods, err := AddActivePods(mgr, cfg, scheme)
+	if err != nil {
+		panic(err)
+	}
 	r := &NamespaceClaimReconciler{
 		Bindings:                 bindings,
 		DefaultServiceAccounts:   defaultSAs,
+		ActivePods:               activePods,
 		Client:                   mgr.GetClient(),
 		APIReader:                mgr.GetAPIReader(),
 		Recorder:                 mgr.GetEventRecorder("nsclaim"),

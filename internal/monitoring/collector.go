@@ -77,23 +77,26 @@ type claimCollector struct {
 	reader      client.Reader
 	desc        *prometheus.Desc
 	pendingDesc *prometheus.Desc
+	phases      *prometheus.Desc
 	now         func() time.Time
 }
 
-// NewClaimCollector returns a collector of ClaimsName and OldestWaitName that lists NamespaceClaims from r (the
+// NewClaimCollector returns a collector of ClaimsName, OldestWaitName and ClaimsByPhaseName that lists NamespaceClaims from r (the
 // manager's cache) at every scrape, so a deleted claim leaves no series behind. Only (class, state)
 // pairs with at least one claim are reported. If the list fails, the collector logs the error and
 // reports nothing, so that the rest of the scrape still succeeds.
 func NewClaimCollector(r client.Reader) prometheus.Collector {
-	d, p := lookup(ClaimsName), lookup(OldestWaitName)
+	d, p, ph := lookup(ClaimsName), lookup(OldestWaitName), lookup(ClaimsByPhaseName)
 	return &claimCollector{reader: r, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil),
-		pendingDesc: prometheus.NewDesc(p.Name, p.Help, p.Labels, nil), now: time.Now}
+		pendingDesc: prometheus.NewDesc(p.Name, p.Help, p.Labels, nil),
+		phases:      prometheus.NewDesc(ph.Name, ph.Help, ph.Labels, nil), now: time.Now}
 }
 
 // Describe implements prometheus.Collector.
 func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.desc
 	ch <- c.pendingDesc
+	ch <- c.phases
 }
 
 // Collect implements prometheus.Collector.
@@ -112,6 +115,21 @@ func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, age := range OldestWait(claims.Items, c.now()) {
 		ch <- prometheus.MustNewConstMetric(c.pendingDesc, prometheus.GaugeValue, age.Seconds(), k.Class, k.State)
 	}
+	for k, n := range CountPhases(claims.Items) {
+		ch <- prometheus.MustNewConstMetric(c.phases, prometheus.GaugeValue, float64(n), k.Class, k.State)
+	}
+}
+
+// CountPhases counts claims by their resolved class and status.phase; claims without a phase are left
+// out.
+func CountPhases(claims []tenancyv1alpha1.NamespaceClaim) map[ClassState]int {
+	counts := map[ClassState]int{}
+	for i := range claims {
+		if p := claims[i].Status.Phase; p != "" {
+			counts[ClassState{Class: claims[i].Status.ClassName, State: string(p)}]++
+		}
+	}
+	return counts
 }
 
 // PendingSince is when a Pending claim (ClaimState) started waiting: the last transition of its Ready

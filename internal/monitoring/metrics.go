@@ -55,11 +55,13 @@ type Definition struct {
 // Metric names.
 const (
 	ClaimsName               = "nsclaim_claims"
+	ClaimsByPhaseName        = "nsclaim_claims_by_phase"
 	ProvisioningDurationName = "nsclaim_provisioning_duration_seconds"
 	CredentialsIssuedName    = "nsclaim_credentials_issued_total"
 	CredentialFailuresName   = "nsclaim_credential_failures_total"
 	RefusalsName             = "nsclaim_refusals_total"
 	ExpiriesName             = "nsclaim_expiries_total"
+	IdleExpiriesName         = "nsclaim_idle_expiries_total"
 	DeletionDurationName     = "nsclaim_deletion_duration_seconds"
 	SelfTestFailuresName     = "nsclaim_self_test_failures_total"
 	FenceIntactName          = "nsclaim_admission_fence_intact"
@@ -74,6 +76,7 @@ const (
 const (
 	ClassLabel  = "class"
 	StateLabel  = "state"
+	PhaseLabel  = "phase"
 	KindLabel   = "kind"
 	ReasonLabel = "reason"
 )
@@ -102,6 +105,8 @@ var Definitions = []Definition{
 		Help: "NamespaceClaims by class and state (Ready, Pending, Refused, Expired, Released, Terminating), read from the informer cache at scrape time. The class is the resolved class in status; empty until the class is resolved."},
 	{Name: OldestWaitName, Kind: Gauge, Labels: []string{ClassLabel, StateLabel}, Collected: true,
 		Help: "Seconds the oldest claim of the class has waited in the state: Pending (to become Ready: since its Ready condition last turned False or Unknown, or since its creation when it has none) or Terminating (for its namespace to go: since its deletion was requested); read from the informer cache at scrape time. Only (class, state) pairs with such a claim have a series, so a steady churn of claims that each move on soon keeps it low."},
+	{Name: ClaimsByPhaseName, Kind: Gauge, Labels: []string{ClassLabel, PhaseLabel}, Collected: true,
+		Help: "NamespaceClaims by class and lifecycle phase (status.phase: Pending, Active, Idle, Refused, Expired, Terminating; docs/lifecycle.md), read from the informer cache at scrape time. Idle claims are those whose idle clock runs; claims not yet given a phase are not counted."},
 	{Name: ProvisioningDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
 		Help: "Seconds from a claim's creation to its first Ready=True."},
 	{Name: CredentialsIssuedName, Kind: Counter, Labels: []string{ClassLabel, KindLabel},
@@ -112,6 +117,8 @@ var Definitions = []Definition{
 		Help: "Claims refused, by the condition reason that explains why (ClassNotFound, ClaimLimitExceeded, ...); counted on the transition to the refusal."},
 	{Name: ExpiriesName, Kind: Counter, Labels: []string{ClassLabel},
 		Help: "Claims whose TTL passed and whose namespace was deleted."},
+	{Name: IdleExpiriesName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Claims whose namespace stayed idle (no Pod Pending or Running, no heartbeat) for its idle TTL and was deleted; they are counted in " + ExpiriesName + " too."},
 	{Name: DeletionDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
 		Help: "Seconds from a claim's deletion request to the removal of its finalizer (namespace gone)."},
 	{Name: SelfTestFailuresName, Kind: Counter, Labels: []string{ClassLabel},
@@ -162,6 +169,7 @@ var (
 	credentialFailures   = counterVec(CredentialFailuresName)
 	refusals             = counterVec(RefusalsName)
 	expiries             = counterVec(ExpiriesName)
+	idleExpiries         = counterVec(IdleExpiriesName)
 	deletionDuration     = histogramVec(DeletionDurationName)
 	selfTestFailures     = counterVec(SelfTestFailuresName)
 	fenceIntact          = gaugeVec(FenceIntactName)
@@ -173,7 +181,7 @@ var (
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
-		expiries, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
+		expiries, idleExpiries, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
 		selfTestRequests, clusterWideGrants, kubeconfigServer,
 	}
 	registerOnce sync.Once
@@ -224,6 +232,11 @@ func Refused(reason string) {
 // Expired counts a claim whose TTL passed.
 func Expired(class string) {
 	expiries.WithLabelValues(class).Inc()
+}
+
+// IdleExpired counts a claim whose idle TTL passed (call Expired too).
+func IdleExpired(class string) {
+	idleExpiries.WithLabelValues(class).Inc()
 }
 
 // ObserveDeletion records the time from a claim's deletionTimestamp to the removal of its finalizer.

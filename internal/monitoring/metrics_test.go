@@ -182,6 +182,35 @@ nsclaim_oldest_claim_wait_seconds{class="ci",state="Terminating"} 120
 	}
 }
 
+func TestClaimCollectorCountsByPhase(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := tenancyv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	phase := func(p tenancyv1alpha1.ClaimPhase) func(*tenancyv1alpha1.NamespaceClaim) {
+		return func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Phase = p }
+	}
+	b := fake.NewClientBuilder().WithScheme(scheme)
+	for _, o := range []*tenancyv1alpha1.NamespaceClaim{
+		newClaim("a", withClass("ci"), phase(tenancyv1alpha1.ClaimPhaseIdle)),
+		newClaim("b", withClass("ci"), phase(tenancyv1alpha1.ClaimPhaseIdle)),
+		newClaim("c", withClass("ci"), phase(tenancyv1alpha1.ClaimPhaseActive)),
+		newClaim("d", withClass("dev"), phase(tenancyv1alpha1.ClaimPhaseExpired)),
+		newClaim("e", withClass("dev")),
+	} {
+		b = b.WithObjects(o)
+	}
+	want := `# HELP nsclaim_claims_by_phase ` + lookup(ClaimsByPhaseName).Help + `
+# TYPE nsclaim_claims_by_phase gauge
+nsclaim_claims_by_phase{class="ci",phase="Active"} 1
+nsclaim_claims_by_phase{class="ci",phase="Idle"} 2
+nsclaim_claims_by_phase{class="dev",phase="Expired"} 1
+`
+	if err := testutil.CollectAndCompare(NewClaimCollector(b.Build()), strings.NewReader(want), ClaimsByPhaseName); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestInstrumentation(t *testing.T) {
 	g := NewWithT(t)
 	Register()
