@@ -42,7 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/controller"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
@@ -228,7 +228,7 @@ func run(o options) error {
 	}
 
 	// Made before the caches start: its Namespace transform must see every deletion from the start.
-	nameReuse := controller.NewNamespaceReuse(clock.RealClock{}, time.Now())
+	nameReuse := namespaceclaim.NewNamespaceReuse(clock.RealClock{}, time.Now())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -242,7 +242,7 @@ func run(o options) error {
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
 		GracefulShutdownTimeout:       &o.shutdownTimeout,
-		Cache:                         controller.CacheOptions(protocol.Namespace, nameReuse),
+		Cache:                         namespaceclaim.CacheOptions(protocol.Namespace, nameReuse),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -256,19 +256,19 @@ func run(o options) error {
 		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence,
 			intact: make(chan event.GenericEvent, 1)}
 	}
-	var fenceGate controller.FenceGate
+	var fenceGate namespaceclaim.FenceGate
 	if o.requireFence {
 		fenceGate = fenceObs
 	}
-	bindings, defaultSAs, err := controller.AddSideCaches(mgr, cfg, scheme)
+	bindings, defaultSAs, err := namespaceclaim.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
-	activePods, err := controller.AddActivePods(mgr, cfg, scheme)
+	activePods, err := namespaceclaim.AddActivePods(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
-	if err := (&controller.NamespaceClaimReconciler{
+	if err := (&namespaceclaim.NamespaceClaimReconciler{
 		Bindings:                 bindings,
 		DefaultServiceAccounts:   defaultSAs,
 		ActivePods:               activePods,
@@ -287,14 +287,14 @@ func run(o options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}
-	if err := (&controller.OrphanReconciler{
+	if err := (&namespaceclaim.OrphanReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("nsclaim"),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up orphaned namespace controller: %w", err)
 	}
-	if err := (&controller.NamespaceClassReconciler{
+	if err := (&namespaceclaim.NamespaceClassReconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		MinimumPodSecurity: tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
@@ -302,7 +302,7 @@ func run(o options) error {
 		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
 	}
 	if protocol.Namespace != "" {
-		if err := (&controller.ConfigMapRequestReconciler{
+		if err := (&namespaceclaim.ConfigMapRequestReconciler{
 			Client:   mgr.GetClient(),
 			Recorder: mgr.GetEventRecorder("nsclaim"),
 			Protocol: protocol,
