@@ -44,6 +44,7 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
@@ -228,7 +229,7 @@ func run(o options) error {
 	}
 
 	// Made before the caches start: its Namespace transform must see every deletion from the start.
-	nameReuse := namespaceclaim.NewNamespaceReuse(clock.RealClock{}, time.Now())
+	nameReuse := informers.NewNamespaceReuse(clock.RealClock{}, time.Now())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -242,7 +243,7 @@ func run(o options) error {
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
 		GracefulShutdownTimeout:       &o.shutdownTimeout,
-		Cache:                         namespaceclaim.CacheOptions(protocol.Namespace, nameReuse),
+		Cache:                         informers.CacheOptions(protocol.Namespace, nameReuse),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -260,11 +261,11 @@ func run(o options) error {
 	if o.requireFence {
 		fenceGate = fenceObs
 	}
-	bindings, defaultSAs, err := namespaceclaim.AddSideCaches(mgr, cfg, scheme)
+	bindings, defaultSAs, err := informers.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
-	activePods, err := namespaceclaim.AddActivePods(mgr, cfg, scheme)
+	activePods, err := informers.AddActivePods(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,18 @@ func OwnerOf(claim *tenancyv1alpha1.NamespaceClaim) Owner {
 	return Owner{Namespace: claim.Namespace, Name: claim.Name, UID: string(claim.UID)}
 }
 
+// AppliedAnnotation holds a digest of the apply configuration nsclaim last applied to a child. The
+// cache holds no managedFields, so this is how a reconcile tells that the class dropped a field nsclaim
+// used to set (a quota key): the digest differs, and the apply that follows removes that field. It is
+// taken with the claim's identity left out (see identity), so the same child of every claim of a class
+// carries the same digest, and the operator's cache keeps one annotation map for all of them.
+const AppliedAnnotation = "tenancy.nsclaim.dev/applied"
+
+// IsManaged reports whether obj carries nsclaim's managed-by label.
+func IsManaged(obj metav1.Object) bool {
+	return obj.GetLabels()[tenancyv1alpha1.ManagedByLabel] == tenancyv1alpha1.ManagedByValue
+}
+
 // OwnershipLabels are the labels that mark an object as made by nsclaim for owner.
 func OwnershipLabels(o Owner) map[string]string {
 	return map[string]string{

@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
 
@@ -102,7 +103,7 @@ func (r *ConfigMapRequestReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	}
 
 	claim := &tenancyv1alpha1.NamespaceClaim{}
-	ok, err := found(r.Get(ctx, client.ObjectKeyFromObject(cm), claim))
+	ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(cm), claim))
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading NamespaceClaim %s: %w", klog.KObj(cm), err)
 	}
@@ -125,7 +126,7 @@ func (r *ConfigMapRequestReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	if claim.Annotations[tenancyv1alpha1.TokenPolicyAnnotation] != policy {
 		before := claim.DeepCopy()
 		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, tenancyv1alpha1.TokenPolicyAnnotation, policy)
-		if err := r.Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+		if err := r.Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("patching NamespaceClaim %s: %w", klog.KObj(claim), err)
 		}
 	}
@@ -156,7 +157,7 @@ func (r *ConfigMapRequestReconciler) markServed(ctx context.Context, cm *corev1.
 	}
 	before := cm.DeepCopy()
 	metav1.SetMetaDataAnnotation(&cm.ObjectMeta, tenancyv1alpha1.RequestClaimUIDAnnotation, string(claim.UID))
-	if err := r.Patch(ctx, cm, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+	if err := r.Patch(ctx, cm, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); err != nil {
 		return fmt.Errorf("marking ConfigMap %s as served: %w", klog.KObj(cm), err)
 	}
 	return nil
@@ -171,7 +172,7 @@ func (r *ConfigMapRequestReconciler) createClaim(ctx context.Context, cm *corev1
 	}
 	// The claim must not hold up the ConfigMap's deletion: the pipeline may lack the right to.
 	claim.OwnerReferences[0].BlockOwnerDeletion = nil
-	err := r.Create(ctx, claim, client.FieldOwner(FieldOwner))
+	err := r.Create(ctx, claim, client.FieldOwner(kube.FieldOwner))
 	switch {
 	case err == nil:
 		logf.FromContext(ctx).Info("Created NamespaceClaim for request", "claim", klog.KObj(claim))
@@ -230,7 +231,7 @@ func (r *ConfigMapRequestReconciler) annotate(ctx context.Context, cm *corev1.Co
 	} else {
 		delete(cm.Annotations, tenancyv1alpha1.RequestRefusalAnnotation)
 	}
-	if err := r.Patch(ctx, cm, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+	if err := r.Patch(ctx, cm, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); err != nil {
 		return fmt.Errorf("writing the refusal of request ConfigMap %s: %w", klog.KObj(cm), err)
 	}
 	return nil
@@ -286,7 +287,7 @@ type requestsNamespaceEnsurer struct {
 var _ reconcile.Reconciler = &ConfigMapRequestReconciler{}
 
 func (e requestsNamespaceEnsurer) Start(ctx context.Context) error {
-	err := e.c.Create(ctx, requests.RequestsNamespace(e.name), client.FieldOwner(FieldOwner))
+	err := e.c.Create(ctx, requests.RequestsNamespace(e.name), client.FieldOwner(kube.FieldOwner))
 	if err == nil {
 		logf.FromContext(ctx).Info("Created the requests namespace", "namespace", e.name)
 	}

@@ -37,6 +37,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
@@ -248,7 +249,7 @@ func startRequestsManager(t *testing.T, ns string) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      CacheOptions(ns, nil),
+		Cache:      informers.CacheOptions(ns, nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	g.Expect(err).NotTo(HaveOccurred())

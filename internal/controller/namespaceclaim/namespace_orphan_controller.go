@@ -94,7 +94,7 @@ func (r *OrphanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // the operator was down are found) and the deletion of claims, which maps to their namespaces.
 func (r *OrphanReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&corev1.Namespace{}, builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))).
+		For(&corev1.Namespace{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return provision.IsManaged(o) }))).
 		Watches(&tenancyv1alpha1.NamespaceClaim{}, handler.EnqueueRequestsFromMapFunc(r.claimToNamespaces),
 			builder.WithPredicates(predicate.Funcs{
 				CreateFunc:  func(event.CreateEvent) bool { return false },

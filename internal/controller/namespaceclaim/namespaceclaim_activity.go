@@ -28,6 +28,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -69,7 +70,7 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 	return nil
 }
 
-// countActivePods counts the active Pods of namespace ns: from the ActivePods cache, or without it
+// countActivePods counts the active Pods of namespace ns: from the informers.ActivePods cache, or without it
 // (unit tests) from the API server, one Pod at most.
 func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns string) (int, error) {
 	if r.ActivePods != nil {
@@ -77,7 +78,7 @@ func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns strin
 	}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: activePodSelector}, client.Limit(1)); err != nil {
+	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: informers.ActivePodSelector}, client.Limit(1)); err != nil {
 		return 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
 	}
 	return len(list.Items), nil

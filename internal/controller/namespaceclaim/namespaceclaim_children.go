@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -102,7 +103,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 
 // grantsAt is when the bindings that name the claim's tenant (its RoleBindings and its namespace
 // watcher's ClusterRoleBinding) may be made, or zero for at once: a namespace whose name was in use
-// moments ago waits (see NamespaceReuse). A claim that was Ready has its bindings already: nothing is
+// moments ago waits (see informers.NamespaceReuse). A claim that was Ready has its bindings already: nothing is
 // held back from it.
 func (r *NamespaceClaimReconciler) grantsAt(s *claimScope) time.Time {
 	if r.NameReuse == nil || s.namespace == nil || meta.IsStatusConditionTrue(s.claim.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
@@ -118,8 +119,8 @@ func (r *NamespaceClaimReconciler) grantsAt(s *claimScope) time.Time {
 func (r *NamespaceClaimReconciler) deleteStaleWatcherBinding(ctx context.Context, s *claimScope) error {
 	want := s.desired.NamespaceWatcherBinding
 	have := &rbacv1.ClusterRoleBinding{}
-	ok, err := found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
-	if err != nil || !ok || !isManaged(have) || provision.MarkedFor(have, s.owner) {
+	ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
+	if err != nil || !ok || !provision.IsManaged(have) || provision.MarkedFor(have, s.owner) {
 		return err
 	}
 	uid, rv := have.UID, have.ResourceVersion
@@ -192,7 +193,7 @@ func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimSc
 		if !isNil(opt.want) {
 			continue
 		}
-		if ok, err := found(r.Get(ctx, client.ObjectKey{Namespace: ns, Name: opt.name}, opt.have)); err != nil {
+		if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Namespace: ns, Name: opt.name}, opt.have)); err != nil {
 			return err
 		} else if ok && provision.MarkedFor(opt.have, s.owner) {
 			stale = append(stale, opt.have)

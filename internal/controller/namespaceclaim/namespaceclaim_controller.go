@@ -46,11 +46,10 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
-
-// FieldOwner is the field manager name of every write the operator makes.
-const FieldOwner = "nsclaim"
 
 // NamespaceClaimReconciler provisions a namespace, its objects and scoped credentials for each
 // NamespaceClaim, keeps them as the class says, and deletes the namespace when the claim is deleted or
@@ -92,10 +91,10 @@ type NamespaceClaimReconciler struct {
 
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test.
-	Bindings *BindingIndex
+	Bindings *informers.BindingIndex
 	// DefaultServiceAccounts reports and watches each namespace's `default` ServiceAccount; nil reads
 	// it from the API server and polls while it is missing.
-	DefaultServiceAccounts *DefaultServiceAccounts
+	DefaultServiceAccounts *informers.DefaultServiceAccounts
 	// restConfig is the manager's connection to the API server; the self-test's rules reviews use its
 	// address and CA with the tenant's token instead of the operator's credentials.
 	restConfig *rest.Config
@@ -109,12 +108,12 @@ type NamespaceClaimReconciler struct {
 	// ActivePods reports and watches the Pods Pending or Running in each namespace (a claim's idle
 	// clock stops while there is one); nil reads them from the API server and watches nothing (unit
 	// tests only).
-	ActivePods *ActivePods
+	ActivePods *informers.ActivePods
 
 	// NameReuse holds back the grants of a namespace whose name was in use moments ago, until the API
-	// server can no longer accept a previous holder's token (see NamespaceReuse); nil skips the wait
+	// server can no longer accept a previous holder's token (see informers.NamespaceReuse); nil skips the wait
 	// (unit tests only: the manager and the envtest suite always set it, with CacheOptions).
-	NameReuse *NamespaceReuse
+	NameReuse *informers.NamespaceReuse
 
 	// limitLocks serializes, per requester namespace and class, a claim limit's check and the creation
 	// of the namespace it admits (see namespaceclaim_limit.go).
@@ -165,7 +164,7 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return r.reconcileDelete(ctx, s)
 	}
 	if controllerutil.AddFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
-		if err := r.Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
+		if err := r.Patch(ctx, claim, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 		before = claim.DeepCopy()
@@ -226,7 +225,7 @@ func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, clai
 	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
 		return nil
 	}
-	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("patching status: %w", err)
 	}
 	return nil
@@ -342,13 +341,13 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.restConfig = mgr.GetConfig()
-	managed := builder.WithPredicates(predicate.NewPredicateFuncs(isManaged))
+	managed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return provision.IsManaged(o) }))
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.DefaultServiceAccounts != nil {
-		b = b.WatchesRawSource(r.DefaultServiceAccounts.source(r.namespaceNameToClaim))
+		b = b.WatchesRawSource(r.DefaultServiceAccounts.Source(r.namespaceNameToClaim))
 	}
 	if r.ActivePods != nil {
-		b = b.WatchesRawSource(r.ActivePods.source(r.namespaceNameToClaim))
+		b = b.WatchesRawSource(r.ActivePods.Source(r.namespaceNameToClaim))
 	}
 	if f, ok := r.Fence.(FenceIntactEvents); ok {
 		b = b.WatchesRawSource(source.Channel(f.FenceIntactEvents(), handler.EnqueueRequestsFromMapFunc(r.fenceHeldClaims)))
@@ -384,14 +383,6 @@ func (r *NamespaceClaimReconciler) namespaceDeletions() handler.EventHandler {
 // requestFor is the reconcile request for a claim key.
 func requestFor(namespace, name string) ctrl.Request {
 	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
-}
-
-// found turns NotFound into (false, nil) and reports other errors.
-func found(err error) (bool, error) {
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // tokenTimeout bounds the TokenRequest and self-test calls of one reconcile.

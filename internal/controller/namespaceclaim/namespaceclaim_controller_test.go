@@ -37,6 +37,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -189,7 +190,7 @@ func TestChildEventsReachTheirClaimThroughItsNamespace(t *testing.T) {
 
 	quota := &corev1.ResourceQuota{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.ResourceQuotaName}, quota)).To(Succeed())
-	g.Expect(quota.Annotations).To(HaveKey(appliedAnnotation))
+	g.Expect(quota.Annotations).To(HaveKey(provision.AppliedAnnotation))
 	g.Expect(quota.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
 	quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1000")
 	g.Expect(k8s.Update(ctx, quota)).To(Succeed())
@@ -207,18 +208,18 @@ func TestChildEventsReachTheirClaimThroughItsNamespace(t *testing.T) {
 	// another digest.
 	lr := &corev1.LimitRange{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.LimitRangeName}, lr)).To(Succeed())
-	digest := lr.Annotations[appliedAnnotation]
+	digest := lr.Annotations[provision.AppliedAnnotation]
 	old, err := runtime.DefaultUnstructuredConverter.ToUnstructured(lr)
 	g.Expect(err).NotTo(HaveOccurred())
 	delete(old, "status")
 	old["metadata"] = map[string]any{"name": lr.Name, "namespace": ns, "labels": lr.Labels,
-		"annotations": map[string]any{tenancyv1alpha1.ClaimNameAnnotation: claim.Name, appliedAnnotation: "000000000000000000000000"}}
+		"annotations": map[string]any{tenancyv1alpha1.ClaimNameAnnotation: claim.Name, provision.AppliedAnnotation: "000000000000000000000000"}}
 	old["apiVersion"], old["kind"] = "v1", "LimitRange"
 	g.Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: old}),
-		client.FieldOwner(FieldOwner), client.ForceOwnership)).To(Succeed())
+		client.FieldOwner(kube.FieldOwner), client.ForceOwnership)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(lr), lr)).To(Succeed())
-		g.Expect(lr.Annotations).To(HaveKeyWithValue(appliedAnnotation, digest))
+		g.Expect(lr.Annotations).To(HaveKeyWithValue(provision.AppliedAnnotation, digest))
 		g.Expect(lr.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 
@@ -230,7 +231,7 @@ func TestChildEventsReachTheirClaimThroughItsNamespace(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
 		g.Expect(quota.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
-		g.Expect(quota.Annotations).To(HaveKey(appliedAnnotation))
+		g.Expect(quota.Annotations).To(HaveKey(provision.AppliedAnnotation))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 }

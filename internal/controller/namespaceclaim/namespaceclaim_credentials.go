@@ -35,6 +35,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
@@ -176,7 +177,7 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	}
 	if replace {
 		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: p.name}},
-			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok)), client.FieldOwner(FieldOwner))
+			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok)), client.FieldOwner(kube.FieldOwner))
 		if isPatchTestFailure(err) {
 			s.refusal = secretConflict(claim, p.name)
 			return nil
@@ -278,7 +279,7 @@ func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenan
 // probe sends the probe patch and returns the Secret when it is this claim's.
 func (r *NamespaceClaimReconciler) probe(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *corev1.Secret, error) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
-	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(FieldOwner))
+	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(kube.FieldOwner))
 	switch {
 	case err == nil:
 		return secretOurs, sec, nil
@@ -334,7 +335,7 @@ func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimSco
 	if s.namespace != nil {
 		sec.OwnerReferences = append(sec.OwnerReferences, namespaceOwnerRef(s.namespace))
 	}
-	err := r.Create(ctx, sec, client.FieldOwner(FieldOwner))
+	err := r.Create(ctx, sec, client.FieldOwner(kube.FieldOwner))
 	if apierrors.IsAlreadyExists(err) {
 		// Made since the probe (or, unprobed, before this claim's status recorded it): the caller
 		// probes it, or the next reconcile does.

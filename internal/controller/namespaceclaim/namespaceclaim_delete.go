@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
@@ -81,7 +82,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	// someone else added meanwhile.
 	i := slices.Index(claim.Finalizers, tenancyv1alpha1.ClaimFinalizer)
 	patch := fmt.Sprintf(`[{"op":"test","path":"/metadata/finalizers/%d","value":%q},{"op":"remove","path":"/metadata/finalizers/%d"}]`, i, tenancyv1alpha1.ClaimFinalizer, i)
-	err = r.Patch(ctx, claim, client.RawPatch(types.JSONPatchType, []byte(patch)), client.FieldOwner(FieldOwner))
+	err = r.Patch(ctx, claim, client.RawPatch(types.JSONPatchType, []byte(patch)), client.FieldOwner(kube.FieldOwner))
 	if apierrors.IsNotFound(err) {
 		// An earlier reconcile removed the finalizer, and observed the deletion.
 		return ctrl.Result{}, nil

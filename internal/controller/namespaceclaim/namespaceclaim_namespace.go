@@ -29,6 +29,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -38,7 +39,7 @@ import (
 // changed since it was read is never deleted on stale information.
 func (r *NamespaceClaimReconciler) deleteOwnedNamespace(ctx context.Context, s *claimScope, name string) error {
 	ns := &corev1.Namespace{}
-	if ok, err := found(r.Get(ctx, client.ObjectKey{Name: name}, ns)); !ok {
+	if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: name}, ns)); !ok {
 		return err
 	}
 	if !provision.OwnedBy(ns, s.owner) {
@@ -83,14 +84,14 @@ func (r *NamespaceClaimReconciler) terminationBlockers(ctx context.Context, name
 func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *claimScope) error {
 	want := s.desired.Namespace
 	ns := &corev1.Namespace{}
-	ok, err := found(r.Get(ctx, client.ObjectKey{Name: want.Name}, ns))
+	ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: want.Name}, ns))
 	if err != nil {
 		return fmt.Errorf("reading namespace %s: %w", want.Name, err)
 	}
 	held := s.claim.Status.Namespace == want.Name
 	if !ok && held {
 		// The cache may lag a namespace created moments ago: only the API server's word releases.
-		if ok, err = found(r.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, ns)); err != nil {
+		if ok, err = kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, ns)); err != nil {
 			return fmt.Errorf("reading namespace %s: %w", want.Name, err)
 		}
 		if !ok {
@@ -99,7 +100,7 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 	}
 	if !ok {
 		ns = want.DeepCopy()
-		err := r.Create(ctx, ns, client.FieldOwner(FieldOwner))
+		err := r.Create(ctx, ns, client.FieldOwner(kube.FieldOwner))
 		// The namespace now exists on the API server (or the create failed): the next claim of the
 		// limit's critical section counts it with a live list.
 		s.leaveLimit()
@@ -133,7 +134,7 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 	if !labelsAndAnnotationsMatch(want, ns) {
 		patched := ns.DeepCopy()
 		mergeMeta(patched, want)
-		if err := r.Patch(ctx, patched, client.MergeFromWithOptions(ns, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
+		if err := r.Patch(ctx, patched, client.MergeFromWithOptions(ns, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
 			return fmt.Errorf("patching namespace %s: %w", ns.Name, err)
 		}
 		s.repaired++

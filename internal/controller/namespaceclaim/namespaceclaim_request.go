@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -37,7 +38,7 @@ func (r *NamespaceClaimReconciler) reconcileRequestOwner(ctx context.Context, s 
 		return nil
 	}
 	cm := &corev1.ConfigMap{}
-	if ok, err := found(r.Get(ctx, client.ObjectKey{Namespace: s.claim.Namespace, Name: metav1.GetControllerOf(s.claim).Name}, cm)); !ok {
+	if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Namespace: s.claim.Namespace, Name: metav1.GetControllerOf(s.claim).Name}, cm)); !ok {
 		return err
 	}
 	for _, ref := range cm.OwnerReferences {
@@ -47,7 +48,7 @@ func (r *NamespaceClaimReconciler) reconcileRequestOwner(ctx context.Context, s 
 	}
 	before := cm.DeepCopy()
 	cm.OwnerReferences = append(cm.OwnerReferences, namespaceOwnerRef(s.namespace))
-	if err := r.Patch(ctx, cm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
+	if err := r.Patch(ctx, cm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
 		return fmt.Errorf("setting namespace %s as owner of request ConfigMap %s: %w", s.namespace.Name, klog.KObj(cm), err)
 	}
 	return nil

@@ -28,20 +28,17 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // applyChild makes the child want exist as built, with a server-side apply under FieldOwner that forces
@@ -63,9 +60,9 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 		return false, fmt.Errorf("building %s %s: %w", gvk.Kind, key, err)
 	}
 	have := reflect.New(reflect.TypeOf(want).Elem()).Interface().(client.Object)
-	ok, err := found(r.Get(ctx, key, have))
+	ok, err := kube.Found(r.Get(ctx, key, have))
 	if err == nil && !ok && readOnMiss {
-		ok, err = found(r.APIReader.Get(ctx, key, have))
+		ok, err = kube.Found(r.APIReader.Get(ctx, key, have))
 	}
 	if err != nil {
 		return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
@@ -92,7 +89,7 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 		}
 	}
 	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: desired})
-	if err := r.Apply(ctx, ac, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	if err := r.Apply(ctx, ac, client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
 	// An apply that only moves the digest (an upgrade changed how it is taken) or drops a field of a map
@@ -102,7 +99,7 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 }
 
 // digestOnly reports whether current, an object that exists, carries every field of the apply
-// configuration desired but its appliedAnnotation digest: what differs is the digest, and fields of
+// configuration desired but its provision.AppliedAnnotation digest: what differs is the digest, and fields of
 // current that desired no longer sets (lists, such as rules and subjects, are compared whole, so a
 // rule or subject less is not digestOnly).
 func digestOnly(desired, current map[string]any) bool {
@@ -112,7 +109,7 @@ func digestOnly(desired, current map[string]any) bool {
 	md, _ := desired["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
 	withoutDigest := maps.Clone(ann)
-	delete(withoutDigest, appliedAnnotation)
+	delete(withoutDigest, provision.AppliedAnnotation)
 	m := maps.Clone(md)
 	m["annotations"] = withoutDigest
 	if len(withoutDigest) == 0 {
@@ -133,15 +130,8 @@ var dropClaimNamePatch = client.RawPatch(types.MergePatchType,
 // added the annotation) would keep it, and with it an annotation map of its own in the cache. It is not
 // a repair: nothing the tenant may do changed.
 func (r *NamespaceClaimReconciler) dropClaimName(ctx context.Context, have client.Object) error {
-	return client.IgnoreNotFound(r.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(FieldOwner)))
+	return client.IgnoreNotFound(r.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(kube.FieldOwner)))
 }
-
-// appliedAnnotation holds a digest of the apply configuration nsclaim last applied to a child. The
-// cache holds no managedFields, so this is how a reconcile tells that the class dropped a field nsclaim
-// used to set (a quota key): the digest differs, and the apply that follows removes that field. It is
-// taken with the claim's identity left out (see identity), so the same child of every claim of a class
-// carries the same digest, and the operator's cache keeps one annotation map for all of them.
-const appliedAnnotation = "tenancy.nsclaim.dev/applied"
 
 // identity returns the replacer that takes, out of the text a child's digest is made of, the values
 // that differ from one claim to the next: its namespace's name and UID, and the claim's UID and
@@ -164,7 +154,7 @@ func identity(values ...string) *strings.Replacer {
 // applyConfiguration returns the apply configuration of the typed object want, of kind gvk: the fields
 // want sets, with its name, namespace, labels, annotations and owner references (optional fields it
 // leaves empty are omitted; builders set explicit zero values, such as
-// automountServiceAccountToken=false, through pointers), with appliedAnnotation set to their digest,
+// automountServiceAccountToken=false, through pointers), with provision.AppliedAnnotation set to their digest,
 // taken with id's values left out (nil: none).
 func applyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *strings.Replacer) (map[string]any, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
@@ -197,7 +187,7 @@ func applyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *str
 		ann = map[string]any{}
 		md["annotations"] = ann
 	}
-	ann[appliedAnnotation] = hex.EncodeToString(sum[:12])
+	ann[provision.AppliedAnnotation] = hex.EncodeToString(sum[:12])
 	return u, nil
 }
 
@@ -328,48 +318,4 @@ func mergeMeta(obj, want metav1.Object) {
 // isNil reports whether an optional desired object is absent (a typed nil inside the interface).
 func isNil(o client.Object) bool {
 	return o == nil || reflect.ValueOf(o).IsNil()
-}
-
-// ManagedTypes are the namespaced kinds nsclaim creates inside the namespaces it provisions; the
-// manager caches only those objects of them that carry nsclaim's managed-by label, never every
-// RoleBinding of the cluster. Secrets are not among them: the operator never reads a Secret.
-func ManagedTypes() []client.Object {
-	return []client.Object{
-		&corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
-		&rbacv1.Role{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{},
-	}
-}
-
-// CacheOptions limits the manager's informer caches of ManagedTypes to the objects that carry
-// nsclaim's managed-by label, and its ConfigMap cache to the requests namespace of the ConfigMap
-// protocol (requestsNamespace; empty when the protocol is off, and then no ConfigMap is read). reuse,
-// when not nil, watches the Namespace informer for names that were in use moments ago (see
-// NamespaceReuse).
-func CacheOptions(requestsNamespace string, reuse *NamespaceReuse) cache.Options {
-	managed := labels.SelectorFromSet(labels.Set{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
-	byObject := map[client.Object]cache.ByObject{}
-	for _, o := range ManagedTypes() {
-		byObject[o] = cache.ByObject{Label: managed}
-	}
-	// The tenants' namespace watchers; ClusterRoles are cached whole (the self-test reads the classes'
-	// roles).
-	byObject[&rbacv1.ClusterRoleBinding{}] = cache.ByObject{Label: managed}
-	if requestsNamespace != "" {
-		byObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{requestsNamespace: {}}}
-	}
-	// Nothing reads managedFields: dropping them from cached objects roughly halves the cache; see
-	// compactForCache for the rest.
-	// No List reads these kinds in one namespace (RoleBindings are: pruneChildren; claims and
-	// ConfigMaps too), so their informers keep no namespace index: see withoutNamespaceIndex.
-	unlisted := withoutNamespaceIndex(&corev1.ServiceAccount{}, &corev1.ResourceQuota{}, &corev1.LimitRange{},
-		&rbacv1.Role{}, &networkingv1.NetworkPolicy{})
-	if reuse != nil {
-		byObject[&corev1.Namespace{}] = cache.ByObject{Transform: reuse.Transform(compactForCache())}
-	}
-	return cache.Options{ByObject: byObject, DefaultTransform: compactForCache(), NewInformer: unlisted}
-}
-
-// isManaged reports whether obj carries nsclaim's managed-by label.
-func isManaged(obj client.Object) bool {
-	return obj.GetLabels()[tenancyv1alpha1.ManagedByLabel] == tenancyv1alpha1.ManagedByValue
 }

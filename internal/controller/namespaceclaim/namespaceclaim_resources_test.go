@@ -113,7 +113,7 @@ func TestChildAction(t *testing.T) {
 		"field we set changed":         {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { o.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr.To(true) }), childApply},
 		"field we set removed":         {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { o.(*corev1.ServiceAccount).AutomountServiceAccountToken = nil }), childApply},
 		"field only others set":        {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { o.(*corev1.ServiceAccount).Secrets = []corev1.ObjectReference{{Name: "s"}} }), childUpToDate},
-		"made by an older build":       {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), appliedAnnotation) }), childApply},
+		"made by an older build":       {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), provision.AppliedAnnotation) }), childApply},
 		"binding as applied":           {rb, rbGVK, observed(t, rb, rbGVK, nil), childUpToDate},
 		"binding with defaulted group": {rb, rbGVK, observed(t, rb, rbGVK, func(o client.Object) { o.(*rbacv1.RoleBinding).Subjects[0].APIGroup = "" }), childUpToDate},
 		"binding with extra subject": {rb, rbGVK, observed(t, rb, rbGVK, func(o client.Object) {
@@ -158,7 +158,7 @@ func TestDigestOnly(t *testing.T) {
 	}
 	oneSubject := rb.DeepCopy()
 	oneSubject.Subjects = oneSubject.Subjects[:1]
-	otherDigest := func(o client.Object) { o.GetAnnotations()[appliedAnnotation] = "000000000000000000000000" }
+	otherDigest := func(o client.Object) { o.GetAnnotations()[provision.AppliedAnnotation] = "000000000000000000000000" }
 	for name, tc := range map[string]struct {
 		want    client.Object
 		gvk     schema.GroupVersionKind
@@ -167,7 +167,7 @@ func TestDigestOnly(t *testing.T) {
 	}{
 		"missing":                    {sa, saGVK, nil, false},
 		"another digest":             {sa, saGVK, observed(t, sa, saGVK, otherDigest), true},
-		"no digest (an older build)": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), appliedAnnotation) }), true},
+		"no digest (an older build)": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), provision.AppliedAnnotation) }), true},
 		"a field nsclaim sets changed too": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) {
 			otherDigest(o)
 			o.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr.To(true)
@@ -219,7 +219,7 @@ func TestApplyConfiguration(t *testing.T) {
 
 	// The digest changes with any field nsclaim sets, and with nothing else.
 	digest := func(o client.Object) any {
-		return mustApplyConfiguration(t, o, saGVK)["metadata"].(map[string]any)["annotations"].(map[string]any)[appliedAnnotation]
+		return mustApplyConfiguration(t, o, saGVK)["metadata"].(map[string]any)["annotations"].(map[string]any)[provision.AppliedAnnotation]
 	}
 	same := sa.DeepCopy()
 	same.ResourceVersion, same.UID = "9", "x"
@@ -313,7 +313,7 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The watchers' names hold the namespace's: key them by kind and position instead.
-			out[fmt.Sprintf("%s %d", gvk.Kind, len(out))] = u["metadata"].(map[string]any)["annotations"].(map[string]any)[appliedAnnotation]
+			out[fmt.Sprintf("%s %d", gvk.Kind, len(out))] = u["metadata"].(map[string]any)["annotations"].(map[string]any)[provision.AppliedAnnotation]
 		}
 		return out
 	}
@@ -339,7 +339,7 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return u["metadata"].(map[string]any)["annotations"].(map[string]any)[appliedAnnotation]
+		return u["metadata"].(map[string]any)["annotations"].(map[string]any)[provision.AppliedAnnotation]
 	}
 	for _, pair := range [][2]string{{"ci-pr-1", "${1}"}, {"team-a", "${2}"}, {"$", "$$"}, {"${1}", "$${1}"}, {"ci-pr-1", "team-a"}} {
 		if digest(pair[0]) == digest(pair[1]) {

@@ -114,7 +114,7 @@ type claimScope struct {
 	selfTestBackoff time.Duration
 
 	// grantsAt is when the bindings naming the tenant may be made, when that is not at once (see
-	// NamespaceReuse); zero otherwise.
+	// informers.NamespaceReuse); zero otherwise.
 	grantsAt time.Time
 
 	// unlockLimit leaves the critical section of the claim limit (see namespaceclaim_limit.go); nil

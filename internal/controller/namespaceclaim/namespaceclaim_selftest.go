@@ -36,6 +36,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nsclaim/nsclaim-operator/internal/access"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
@@ -308,7 +310,7 @@ func namesTenant(subjects []rbacv1.Subject, d provision.Desired) bool {
 // every ServiceAccount). It is computed from the bindings themselves, not from a rules review of some
 // reference identity: the operator has no identity with nothing (its own has its RBAC, and it may not
 // impersonate), and a reference would hide the very grants to every identity that are to be reported.
-func sharedRules(ctx context.Context, roles *roleRules, shared []SharedGrant, ns string) ([]rbacv1.PolicyRule, error) {
+func sharedRules(ctx context.Context, roles *roleRules, shared []informers.SharedGrant, ns string) ([]rbacv1.PolicyRule, error) {
 	var out []rbacv1.PolicyRule
 	for _, g := range shared {
 		if g.Namespace != "" && g.Namespace != ns {
@@ -325,7 +327,7 @@ func sharedRules(ctx context.Context, roles *roleRules, shared []SharedGrant, ns
 
 // explain names the tenant binding that grants an excess rule in namespace ns, or "" if none of the
 // bindings the index knows does.
-func explain(ctx context.Context, roles *roleRules, tenant []SharedGrant, rule rbacv1.PolicyRule, ns string) (string, error) {
+func explain(ctx context.Context, roles *roleRules, tenant []informers.SharedGrant, rule rbacv1.PolicyRule, ns string) (string, error) {
 	for _, b := range tenant {
 		if b.Namespace != "" && b.Namespace != ns {
 			continue
@@ -348,14 +350,14 @@ func explain(ctx context.Context, roles *roleRules, tenant []SharedGrant, rule r
 // not failed for it: failing every claim would turn the service off for a cluster-wide decision of an
 // admin while the tenant gains nothing its requester lacks. It returns a note for the claims'
 // condition, so whoever reads a claim learns it too.
-func (r *NamespaceClaimReconciler) reportSharedGrants(ctx context.Context, shared []SharedGrant) string {
+func (r *NamespaceClaimReconciler) reportSharedGrants(ctx context.Context, shared []informers.SharedGrant) string {
 	var names []string
 	for _, g := range shared {
 		if g.Default {
 			continue
 		}
 		names = append(names, g.Binding())
-		if !r.Bindings.reportOnce(g) {
+		if !r.Bindings.ReportOnce(g) {
 			continue
 		}
 		group := strings.TrimPrefix(g.Subject, "Group:")
@@ -433,14 +435,14 @@ func (rr *roleRules) fetch(ctx context.Context, ref rbacv1.RoleRef, ns string) (
 		// not made by nsclaim that names a tenant or every identity, with a Role).
 		role := &rbacv1.Role{}
 		if err := rr.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, role); err != nil {
-			ok, err := found(err)
+			ok, err := kube.Found(err)
 			return nil, ok, err
 		}
 		return role.Rules, true, nil
 	}
 	role := &rbacv1.ClusterRole{}
 	if err := rr.r.Get(ctx, client.ObjectKey{Name: ref.Name}, role); err != nil {
-		ok, err := found(err)
+		ok, err := kube.Found(err)
 		if err != nil {
 			err = fmt.Errorf("reading ClusterRole %s: %w", ref.Name, err)
 		}

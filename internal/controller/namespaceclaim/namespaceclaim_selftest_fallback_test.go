@@ -44,6 +44,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
@@ -104,9 +105,9 @@ func startWebhookEnvtest(t *testing.T, w *webhookAuthorizer) client.Client {
 	g.Expect(c.Create(ctx, testRole())).To(Succeed())
 
 	mgr, err := ctrl.NewManager(cfg2, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: CacheOptions("", nil), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+		Cache: informers.CacheOptions("", nil), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	g.Expect(err).NotTo(HaveOccurred())
-	bindings, err := NewBindingIndex(cfg2, scheme, mgr.GetCache())
+	bindings, err := informers.NewBindingIndex(cfg2, scheme, mgr.GetCache())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(mgr.Add(bindings)).To(Succeed())
 	r := &NamespaceClaimReconciler{Bindings: bindings, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),

@@ -23,14 +23,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// defaultServiceAccount is the ServiceAccount the API server gives a Pod that names none; the
-// serviceaccount controller of kube-controller-manager creates it in every namespace.
-const defaultServiceAccount = "default"
 
 // reconcileUsable records whether a Pod that fits the class can be created in the namespace at once,
 // so that Ready means usable: the class's ResourceQuota is in force (kube-controller-manager computed
@@ -39,7 +36,7 @@ const defaultServiceAccount = "default"
 // The LimitRange needs nothing: its admission reads its spec. A claim Ready for its generation in a
 // reconcile that changed nothing asks nothing (the namespace was usable and nothing was replaced).
 // The quota is read from the cache, whose watch brings its status; the ServiceAccount, which the
-// label-selected cache does not hold, from DefaultServiceAccounts (without it, with one metadata-only
+// label-selected cache does not hold, from informers.DefaultServiceAccounts (without it, with one metadata-only
 // GET and a poll while it is missing), and only once the quota is in force.
 func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claimScope) error {
 	if s.repaired == 0 && readyFor(s.claim) {
@@ -47,7 +44,7 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 	}
 	if want := s.desired.ResourceQuota; want != nil {
 		have := &corev1.ResourceQuota{}
-		ok, err := found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
+		ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
 		if err != nil {
 			return fmt.Errorf("reading ResourceQuota %s: %w", client.ObjectKeyFromObject(want), err)
 		}
@@ -59,7 +56,7 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 			return nil
 		}
 	}
-	key := client.ObjectKey{Namespace: s.desired.Namespace.Name, Name: defaultServiceAccount}
+	key := client.ObjectKey{Namespace: s.desired.Namespace.Name, Name: kube.DefaultServiceAccount}
 	var ok bool
 	var err error
 	if r.DefaultServiceAccounts != nil {
@@ -68,7 +65,7 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 	} else {
 		sa := &metav1.PartialObjectMetadata{}
 		sa.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccount"))
-		ok, err = found(r.APIReader.Get(ctx, key, sa))
+		ok, err = kube.Found(r.APIReader.Get(ctx, key, sa))
 		// No watch reports its creation: poll.
 		s.unusablePoll = !ok
 	}
@@ -76,7 +73,7 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 		return fmt.Errorf("reading ServiceAccount %s: %w", key, err)
 	}
 	if !ok {
-		s.unusable = fmt.Sprintf("Waiting for kube-controller-manager to create ServiceAccount %s in namespace %s", defaultServiceAccount, key.Namespace)
+		s.unusable = fmt.Sprintf("Waiting for kube-controller-manager to create ServiceAccount %s in namespace %s", kube.DefaultServiceAccount, key.Namespace)
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -137,7 +138,7 @@ func TestNotReadyUntilNamespaceIsUsable(t *testing.T) {
 	g.Expect(startControllerManager()).To(Succeed())
 	for _, c := range []*tenancyv1alpha1.NamespaceClaim{quotaClaim, plainClaim} {
 		got := waitFor(t, c, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: defaultServiceAccount}, &corev1.ServiceAccount{})).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: kube.DefaultServiceAccount}, &corev1.ServiceAccount{})).To(Succeed())
 	}
 	got = getClaim(g, quotaClaim)
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: provision.ResourceQuotaName}, quota)).To(Succeed())

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -87,7 +88,7 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	meta.SetStatusCondition(&class.Status.Conditions, cond)
 	class.Status.ObservedGeneration = class.Generation
 	if !equality.Semantic.DeepEqual(before.Status, class.Status) {
-		if err := r.Status().Patch(ctx, class, client.MergeFrom(before), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+		if err := r.Status().Patch(ctx, class, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("patching NamespaceClass status: %w", err)
 		}
 	}

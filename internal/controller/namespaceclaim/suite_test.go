@@ -49,6 +49,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
 
@@ -295,22 +296,22 @@ func zapLevel() zapcore.Level {
 // startManager runs a manager with the reconciler as cmd/main.go wires it (same cache options).
 func startManager() {
 	// The suite's API server started empty: nothing was deleted before it.
-	nameReuse := NewNamespaceReuse(testClock, controlPlaneStarted)
+	nameReuse := informers.NewNamespaceReuse(testClock, controlPlaneStarted)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   CacheOptions(requestsNamespace, nameReuse),
+		Cache:   informers.CacheOptions(requestsNamespace, nameReuse),
 		// The suite restarts the manager to prove a restart issues no token.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		panic(err)
 	}
-	bindings, defaultSAs, err := AddSideCaches(mgr, cfg, scheme)
+	bindings, defaultSAs, err := informers.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		panic(err)
 	}
-	activePods, err := AddActivePods(mgr, cfg, scheme)
+	activePods, err := informers.AddActivePods(mgr, cfg, scheme)
 	if err != nil {
 		panic(err)
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package informers
 
 import (
 	"context"
@@ -35,10 +35,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// activePodSelector selects the Pods that count as activity: every phase but Succeeded and Failed
+// ActivePodSelector selects the Pods that count as activity: every phase but Succeeded and Failed
 // (Pending, Running and Unknown). A Pod that ends leaves the selection, and the watch reports it as
 // deleted.
-var activePodSelector = fields.AndSelectors(
+var ActivePodSelector = fields.AndSelectors(
 	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
 	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)))
 
@@ -55,7 +55,7 @@ type ActivePods struct {
 // others. Unlike the other side caches it keeps the namespace index: it is read by namespace.
 func NewActivePods(cfg *rest.Config, scheme *runtime.Scheme) (*ActivePods, error) {
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultTransform: stripToIdentity,
-		ByObject: map[client.Object]cache.ByObject{newPodMetadata(): {Field: activePodSelector}}})
+		ByObject: map[client.Object]cache.ByObject{newPodMetadata(): {Field: ActivePodSelector}}})
 	if err != nil {
 		return nil, fmt.Errorf("creating the active Pod cache: %w", err)
 	}
@@ -84,9 +84,9 @@ func (p *ActivePods) Count(ctx context.Context, ns string) (int, error) {
 	return len(list.Items), nil
 }
 
-// source is the watch that enqueues, when a Pod starts counting or stops counting as active (created,
+// Source is the watch that enqueues, when a Pod starts counting or stops counting as active (created,
 // or deleted or ended), what toClaims maps its namespace to. Updates of an active Pod change nothing.
-func (p *ActivePods) source(toClaims func(ctx context.Context, namespace string) []reconcile.Request) source.Source {
+func (p *ActivePods) Source(toClaims func(ctx context.Context, namespace string) []reconcile.Request) source.Source {
 	startsOrEnds := predicate.Funcs{
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },

@@ -14,11 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package informers
 
 import (
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,42 +89,5 @@ func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 	defer r.mu.Unlock()
 	if len(r.going) != 0 || len(r.reused) != 0 {
 		t.Fatalf("entries past their window are kept: going %v, reused %v", r.going, r.reused)
-	}
-}
-
-// TestKeyedMutexSerializesPerKey: holders of one key never overlap, other keys do not wait, unlock is
-// idempotent and a key's mutex is freed when nobody needs it.
-func TestKeyedMutexSerializesPerKey(t *testing.T) {
-	var k keyedMutex
-	var inside, most atomic.Int32
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			unlock := k.lock("team-a/ci")
-			n := inside.Add(1)
-			for {
-				m := most.Load()
-				if n <= m || most.CompareAndSwap(m, n) {
-					break
-				}
-			}
-			time.Sleep(time.Millisecond)
-			inside.Add(-1)
-			unlock()
-			unlock()
-		})
-	}
-	// Another key is not held up by the first one's holder.
-	held := k.lock("team-a/ci")
-	other := make(chan struct{})
-	go func() { k.lock("team-b/ci")(); close(other) }()
-	<-other
-	held()
-	wg.Wait()
-	if most.Load() != 1 {
-		t.Fatalf("%d holders of one key at once", most.Load())
-	}
-	if len(k.locks) != 0 {
-		t.Fatalf("mutexes kept after use: %v", k.locks)
 	}
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package informers
 
 import (
 	"context"
@@ -29,13 +29,44 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
-// activePodsCache starts an ActivePods cache of its own and waits for it to sync.
-func activePodsCache(t *testing.T) *ActivePods {
+// activePodsEnv starts a control plane of its own (kube-apiserver and etcd) for one test and returns a
+// client of it. Nothing runs kube-controller-manager here, so newNamespace makes the `default`
+// ServiceAccount the Pods' admission asks for.
+func activePodsEnv(t *testing.T) (*rest.Config, client.Client) {
 	t.Helper()
-	p, err := NewActivePods(cfg, scheme)
+	cfg := testenv.Start(t, &envtest.Environment{})
+	scheme := k8sruntime.NewScheme()
+	NewWithT(t).Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return cfg, c
+}
+
+// newNamespace creates a namespace with its `default` ServiceAccount.
+func newNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	g := NewWithT(t)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "pods-"}}
+	g.Expect(c.Create(context.Background(), ns)).To(Succeed())
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: kube.DefaultServiceAccount, Namespace: ns.Name}}
+	g.Expect(c.Create(context.Background(), sa)).To(Succeed())
+	return ns.Name
+}
+
+// activePodsCache starts an ActivePods cache of its own and waits for it to sync.
+func activePodsCache(t *testing.T, cfg *rest.Config, c client.Client) *ActivePods {
+	t.Helper()
+	p, err := NewActivePods(cfg, c.Scheme())
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	cctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -53,20 +84,20 @@ func podIn(ns, name string) *corev1.Pod {
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
 }
 
-func createPod(g Gomega, p *corev1.Pod) {
-	// The namespace's `default` ServiceAccount comes from kube-controller-manager a moment after it.
-	g.Eventually(func() error { return k8s.Create(context.Background(), p) }).WithTimeout(30 * time.Second).Should(Succeed())
+func createPod(g Gomega, k8s client.Client, p *corev1.Pod) {
+	g.Expect(k8s.Create(context.Background(), p)).To(Succeed())
 }
 
 func TestActivePodsCountsPendingAndRunningOnly(t *testing.T) {
-	requireEnvtest(t)
 	t.Parallel()
+	ctx := context.Background()
 	g := NewWithT(t)
-	ns := newRequesterNamespace(t, nil)
-	pods := activePodsCache(t)
+	cfg, k8s := activePodsEnv(t)
+	ns := newNamespace(t, k8s)
+	pods := activePodsCache(t, cfg, k8s)
 	a, b := podIn(ns, "a"), podIn(ns, "b")
-	createPod(g, a)
-	createPod(g, b)
+	createPod(g, k8s, a)
+	createPod(g, k8s, b)
 	count := func() int {
 		n, err := pods.Count(ctx, ns)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -86,7 +117,7 @@ func TestActivePodsCountsPendingAndRunningOnly(t *testing.T) {
 
 	// What is cached is the identity only.
 	c := podIn(ns, "c")
-	createPod(g, c)
+	createPod(g, k8s, c)
 	g.Eventually(count).WithTimeout(10 * time.Second).Should(Equal(1))
 	got := newPodMetadata()
 	g.Expect(pods.cache.Get(ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
@@ -100,18 +131,19 @@ func TestActivePodsCountsPendingAndRunningOnly(t *testing.T) {
 // NSCLAIM_MEASURE_ACTIVE_PODS to the number of Pods (spread over namespaces of 50 each). docs/lifecycle.md
 // reports the result and its extrapolation.
 func TestActivePodsMemory(t *testing.T) {
-	requireEnvtest(t)
 	n, _ := strconv.Atoi(os.Getenv("NSCLAIM_MEASURE_ACTIVE_PODS"))
 	if n <= 0 {
 		t.Skip("set NSCLAIM_MEASURE_ACTIVE_PODS=<pods> to measure the active Pod cache's memory")
 	}
+	ctx := context.Background()
 	g := NewWithT(t)
+	cfg, k8s := activePodsEnv(t)
 	const perNamespace = 50
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	var namespaces []string
 	for i := 0; i*perNamespace < n; i++ {
-		namespaces = append(namespaces, newRequesterNamespace(t, nil))
+		namespaces = append(namespaces, newNamespace(t, k8s))
 	}
 	for i := range n {
 		wg.Add(1)
@@ -119,7 +151,7 @@ func TestActivePodsMemory(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			createPod(g, podIn(namespaces[i/perNamespace], fmt.Sprintf("web-5d8f7c9b6-%05d", i)))
+			createPod(g, k8s, podIn(namespaces[i/perNamespace], fmt.Sprintf("web-5d8f7c9b6-%05d", i)))
 		}()
 	}
 	wg.Wait()
@@ -137,7 +169,7 @@ func TestActivePodsMemory(t *testing.T) {
 		return m.HeapAlloc
 	}
 	before := heap()
-	pods := activePodsCache(t)
+	pods := activePodsCache(t, cfg, k8s)
 	total := 0
 	for _, ns := range namespaces {
 		c, err := pods.Count(ctx, ns)

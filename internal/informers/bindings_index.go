@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package informers
 
 import (
 	"context"
@@ -273,12 +273,12 @@ func (b *BindingIndex) TenantBindings(ctx context.Context, ns string) ([]SharedG
 			return nil, err
 		}
 		for i := range rbs {
-			if rb := &rbs[i]; !isManaged(rb) {
+			if rb := &rbs[i]; !provision.IsManaged(rb) {
 				out = append(out, SharedGrant{Namespace: rb.Namespace, Name: rb.Name, UID: rb.UID, RoleRef: rb.RoleRef, Subject: subject})
 			}
 		}
 		for i := range crbs {
-			if crb := &crbs[i]; !isManaged(crb) {
+			if crb := &crbs[i]; !provision.IsManaged(crb) {
 				out = append(out, SharedGrant{Name: crb.Name, UID: crb.UID, RoleRef: crb.RoleRef, Subject: subject})
 			}
 		}
@@ -313,8 +313,8 @@ func (b *BindingIndex) bindingsOf(ctx context.Context, subject string, managed b
 	return rbs, crbs, nil
 }
 
-// reportOnce reports whether the binding with this UID and role was not reported yet, and marks it.
-func (b *BindingIndex) reportOnce(g SharedGrant) bool {
+// ReportOnce reports whether the binding with this UID and role was not reported yet, and marks it.
+func (b *BindingIndex) ReportOnce(g SharedGrant) bool {
 	_, seen := b.reported.LoadOrStore(string(g.UID)+"/"+g.RoleRef.Kind+"/"+g.RoleRef.Name, true)
 	return !seen
 }
@@ -336,7 +336,7 @@ func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string)
 		}
 		for i := range crbs {
 			crb := &crbs[i]
-			if isManaged(crb) && crb.Name == provision.NamespaceWatcherName(ns) {
+			if provision.IsManaged(crb) && crb.Name == provision.NamespaceWatcherName(ns) {
 				// The tenant's own namespace watcher (the fence admits no other shape under that name).
 				continue
 			}
@@ -360,13 +360,13 @@ func (b *BindingIndex) UserGrants(ctx context.Context, user, ns, home string) ([
 	}
 	for i := range rbs {
 		rb := &rbs[i]
-		if rb.Namespace == ns || rb.Namespace == home || isManaged(rb) {
+		if rb.Namespace == ns || rb.Namespace == home || provision.IsManaged(rb) {
 			continue
 		}
 		out = append(out, ForeignGrant{Binding: "RoleBinding " + rb.Namespace + "/" + rb.Name, Role: rb.RoleRef.Kind + " " + rb.RoleRef.Name, Subject: subject})
 	}
 	for i := range crbs {
-		if crb := &crbs[i]; !isManaged(crb) {
+		if crb := &crbs[i]; !provision.IsManaged(crb) {
 			out = append(out, ForeignGrant{Binding: "ClusterRoleBinding " + crb.Name, Role: crb.RoleRef.Kind + " " + crb.RoleRef.Name, Subject: subject})
 		}
 	}

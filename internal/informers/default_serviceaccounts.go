@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package informers
 
 import (
 	"context"
 
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -43,7 +44,7 @@ type DefaultServiceAccounts struct {
 // manager (it is a Runnable; AddSideCaches does) so it starts with the others.
 func NewDefaultServiceAccounts(cfg *rest.Config, scheme *runtime.Scheme) (*DefaultServiceAccounts, error) {
 	c, err := newSideCache(cfg, scheme, "the default ServiceAccount cache", map[client.Object]cache.ByObject{
-		newServiceAccountMetadata(): {Field: fields.OneTermEqualSelector("metadata.name", defaultServiceAccount)},
+		newServiceAccountMetadata(): {Field: fields.OneTermEqualSelector("metadata.name", kube.DefaultServiceAccount)},
 	}, stripToIdentity)
 	if err != nil {
 		return nil, err
@@ -53,12 +54,12 @@ func NewDefaultServiceAccounts(cfg *rest.Config, scheme *runtime.Scheme) (*Defau
 
 // Exists reports whether namespace ns has its `default` ServiceAccount, as the cache last saw it.
 func (d *DefaultServiceAccounts) Exists(ctx context.Context, ns string) (bool, error) {
-	return found(d.cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: defaultServiceAccount}, newServiceAccountMetadata()))
+	return kube.Found(d.cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.DefaultServiceAccount}, newServiceAccountMetadata()))
 }
 
-// source is the watch that enqueues, for each `default` ServiceAccount event, what toClaims maps its
+// Source is the watch that enqueues, for each `default` ServiceAccount event, what toClaims maps its
 // namespace to.
-func (d *DefaultServiceAccounts) source(toClaims func(ctx context.Context, namespace string) []reconcile.Request) source.Source {
+func (d *DefaultServiceAccounts) Source(toClaims func(ctx context.Context, namespace string) []reconcile.Request) source.Source {
 	return source.Kind(d.cache, client.Object(newServiceAccountMetadata()), handler.EnqueueRequestsFromMapFunc(
 		func(ctx context.Context, o client.Object) []reconcile.Request { return toClaims(ctx, o.GetNamespace()) }))
 }
