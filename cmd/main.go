@@ -43,6 +43,8 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
@@ -288,14 +290,14 @@ func run(o options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}
-	if err := (&namespaceclaim.OrphanReconciler{
+	if err := (&namespaceorphan.OrphanReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("nsclaim"),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up orphaned namespace controller: %w", err)
 	}
-	if err := (&namespaceclaim.NamespaceClassReconciler{
+	if err := (&namespaceclass.NamespaceClassReconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		MinimumPodSecurity: tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),

@@ -19,32 +19,17 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nsclaim/nsclaim-operator/internal/access"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
-
-// shippedStamp is the creator stamp as config/fence ships it.
-var shippedStamp = sync.OnceValues(fence.ShippedStamp)
-
-// stampState reads the creator stamp through reader (the API server) into what provision decides on.
-func stampState(ctx context.Context, reader client.Reader) (provision.StampState, error) {
-	want, err := shippedStamp()
-	if err != nil {
-		return provision.StampState{}, fmt.Errorf("loading the shipped creator stamp: %w", err)
-	}
-	st := fence.CheckStamp(ctx, reader, want)
-	return provision.StampState{Intact: st.Intact, Problems: st.Problems, InForceSince: st.InForceSince}, nil
-}
 
 // creatorBound reports whether the claim's creator was bound before: status.boundUser names it.
 func creatorBound(s *claimScope) bool {
@@ -64,10 +49,11 @@ func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *clai
 	bound := creatorBound(s)
 	var stamp provision.StampState
 	if !bound && s.refusal == nil && s.claim.Spec.Creator != nil {
-		var err error
-		if stamp, err = stampState(ctx, r.APIReader); err != nil {
+		st, err := fence.CheckShippedStamp(ctx, r.APIReader)
+		if err != nil {
 			return err
 		}
+		stamp = provision.StampState(st)
 	}
 	ref := provision.CheckCreator(s.claim, s.class, stamp, bound, provision.IsRequestClaim(s.claim, r.RequestsNamespace))
 	if ref != nil && s.refusal == nil {

@@ -43,6 +43,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
@@ -114,7 +115,7 @@ func startWebhookEnvtest(t *testing.T, w *webhookAuthorizer) client.Client {
 		Recorder: mgr.GetEventRecorder("nsclaim"), Clock: clock.RealClock{}, Endpoint: credentials.Endpoint{Server: cfg2.Host, CAData: cfg2.CAData},
 		SelfTestConcurrency: 8, MaxConcurrentReconciles: 2}
 	g.Expect(r.SetupWithManager(mgr)).To(Succeed())
-	g.Expect((&NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
+	g.Expect((&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)).To(Succeed())
 	mctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

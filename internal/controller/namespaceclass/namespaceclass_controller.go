@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package namespaceclass
 
 import (
 	"context"
@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
@@ -108,11 +109,11 @@ func (r *NamespaceClassReconciler) checkStamp(ctx context.Context, class *tenanc
 	if r.APIReader != nil {
 		reader = r.APIReader
 	}
-	stamp, err := stampState(ctx, reader)
+	st, err := fence.CheckShippedStamp(ctx, reader)
 	if err != nil {
 		return nil, err
 	}
-	return provision.CheckClassStamp(class, stamp), nil
+	return provision.CheckClassStamp(class, provision.StampState(st)), nil
 }
 
 // mayBind asks the API server whether the operator may bind ClusterRole name. The operator binds only
