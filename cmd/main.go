@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/configmaprequest"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
@@ -51,7 +52,6 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
-	"github.com/nsclaim/nsclaim-operator/internal/requests"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -131,10 +131,10 @@ func main() {
 			" 0 checks only on changes and at renewal (NSCLAIM_CREDENTIALS_CHECK_INTERVAL).")
 	flag.StringVar(&o.requestsNamespace, "requests-namespace", os.Getenv("NSCLAIM_REQUESTS_NAMESPACE"),
 		"Turns the ConfigMap protocol on: the namespace where pipelines create request ConfigMaps and read the Secrets of the same name (the shell operator's default is "+
-			requests.DefaultNamespace+"); empty turns it off (NSCLAIM_REQUESTS_NAMESPACE).")
-	flag.StringVar(&o.requestPatterns, "request-name-patterns", envOr("NSCLAIM_REQUEST_NAME_PATTERNS", requests.DefaultPatterns),
+			configmaprequest.DefaultNamespace+"); empty turns it off (NSCLAIM_REQUESTS_NAMESPACE).")
+	flag.StringVar(&o.requestPatterns, "request-name-patterns", envOr("NSCLAIM_REQUEST_NAME_PATTERNS", configmaprequest.DefaultPatterns),
 		"Space- or comma-separated regular expressions; a request ConfigMap's name must match one (NSCLAIM_REQUEST_NAME_PATTERNS).")
-	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", requests.DefaultIgnored),
+	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", configmaprequest.DefaultIgnored),
 		"ConfigMap names in the requests namespace skipped without a warning (NSCLAIM_REQUESTS_IGNORED_NAMES).")
 	flag.StringVar(&o.requestsClass, "requests-class", os.Getenv("NSCLAIM_REQUESTS_CLASS"), "NamespaceClass for ConfigMap requests; empty means the default class (NSCLAIM_REQUESTS_CLASS).")
 	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
@@ -211,7 +211,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	protocol, err := requests.New(o.requestsNamespace, o.requestPatterns, o.requestsIgnored, o.requestsClass, o.tokenPolicyDefault)
+	protocol, err := configmaprequest.New(o.requestsNamespace, o.requestPatterns, o.requestsIgnored, o.requestsClass, o.tokenPolicyDefault)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func run(o options) error {
 		Endpoint:                 endpoint,
 		SelfTestConcurrency:      o.selfTestConcurrency,
 		MaxConcurrentReconciles:  o.maxConcurrentReconciles,
-		RequestsNamespace:        protocol.Namespace,
+		Requests:                 protocol,
 		CredentialsCheckInterval: o.credentialsCheckInterval,
 		Fence:                    fenceGate,
 		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
@@ -305,7 +305,7 @@ func run(o options) error {
 		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
 	}
 	if protocol.Namespace != "" {
-		if err := (&namespaceclaim.ConfigMapRequestReconciler{
+		if err := (&configmaprequest.ConfigMapRequestReconciler{
 			Client:   mgr.GetClient(),
 			Recorder: mgr.GetEventRecorder("nsclaim"),
 			Protocol: protocol,

@@ -73,6 +73,11 @@ func OwnerOf(claim *tenancyv1alpha1.NamespaceClaim) Owner {
 // carries the same digest, and the operator's cache keeps one annotation map for all of them.
 const AppliedAnnotation = "tenancy.nsclaim.dev/applied"
 
+// NamespaceOwnerRef makes ns an owner (not a controller, not blocking its deletion) of a dependent.
+func NamespaceOwnerRef(ns *corev1.Namespace) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: ns.Name, UID: ns.UID}
+}
+
 // IsManaged reports whether obj carries nsclaim's managed-by label.
 func IsManaged(obj metav1.Object) bool {
 	return obj.GetLabels()[tenancyv1alpha1.ManagedByLabel] == tenancyv1alpha1.ManagedByValue

@@ -300,30 +300,32 @@ func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
 	return d.Duration
 }
 
+// ValidTokenPolicy reports whether v is a token policy: only-once or multiple-times.
+func ValidTokenPolicy(v string) bool {
+	return v == tenancyv1alpha1.TokenPolicyOnlyOnce || v == tenancyv1alpha1.TokenPolicyMultipleTimes
+}
+
+// ParseTokenPolicy reads the token policy annotation of a claim or a request ConfigMap: its value, or
+// def when it is absent; any other value is an error that names the annotation and the values it may
+// take.
+func ParseTokenPolicy(annotations map[string]string, def string) (string, error) {
+	v, ok := annotations[tenancyv1alpha1.TokenPolicyAnnotation]
+	if !ok {
+		return def, nil
+	}
+	if !ValidTokenPolicy(v) {
+		return "", fmt.Errorf("metadata.annotations[%s] is %q: use %q or %q", tenancyv1alpha1.TokenPolicyAnnotation, v,
+			tenancyv1alpha1.TokenPolicyOnlyOnce, tenancyv1alpha1.TokenPolicyMultipleTimes)
+	}
+	return v, nil
+}
+
 // TokenOnlyOnce reads the claim's token policy annotation: true for only-once, false for
 // multiple-times or no annotation, and a refusal naming the annotation for any other value.
 func TokenOnlyOnce(claim *tenancyv1alpha1.NamespaceClaim) (bool, *Refusal) {
-	switch v, ok := claim.Annotations[tenancyv1alpha1.TokenPolicyAnnotation]; {
-	case !ok || v == tenancyv1alpha1.TokenPolicyMultipleTimes:
-		return false, nil
-	case v == tenancyv1alpha1.TokenPolicyOnlyOnce:
-		return true, nil
-	default:
-		return false, &Refusal{tenancyv1alpha1.InvalidTokenPolicyReason, fmt.Sprintf(
-			"metadata.annotations[%s] is %q: use %q or %q", tenancyv1alpha1.TokenPolicyAnnotation, v,
-			tenancyv1alpha1.TokenPolicyOnlyOnce, tenancyv1alpha1.TokenPolicyMultipleTimes)}
+	v, err := ParseTokenPolicy(claim.Annotations, tenancyv1alpha1.TokenPolicyMultipleTimes)
+	if err != nil {
+		return false, &Refusal{tenancyv1alpha1.InvalidTokenPolicyReason, err.Error()}
 	}
-}
-
-// IsRequestClaim reports whether claim was made by the operator for a request ConfigMap in
-// requestsNamespace: it lives there, carries the request label and is controlled by a ConfigMap.
-// Such a claim's namespace is named exactly after the request (the configured name patterns, not the
-// class's prefix, govern the name), as the ConfigMap protocol requires.
-func IsRequestClaim(claim *tenancyv1alpha1.NamespaceClaim, requestsNamespace string) bool {
-	if requestsNamespace == "" || claim.Namespace != requestsNamespace ||
-		claim.Labels[tenancyv1alpha1.RequestLabel] != tenancyv1alpha1.RequestConfigMap {
-		return false
-	}
-	ref := metav1.GetControllerOf(claim)
-	return ref != nil && ref.Kind == "ConfigMap" && ref.APIVersion == "v1" && ref.Name == claim.Name
+	return v == tenancyv1alpha1.TokenPolicyOnlyOnce, nil
 }

@@ -231,46 +231,6 @@ func TestTokenOnlyOnce(t *testing.T) {
 	}
 }
 
-func TestIsRequestClaim(t *testing.T) {
-	const requests = "nsclaim-requests"
-	yes := true
-	request := func(mut func(*tenancyv1alpha1.NamespaceClaim)) *tenancyv1alpha1.NamespaceClaim {
-		c := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{
-			Name: "pr-1", Namespace: requests,
-			Labels:          map[string]string{tenancyv1alpha1.RequestLabel: tenancyv1alpha1.RequestConfigMap},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "pr-1", UID: "cm", Controller: &yes}},
-		}}
-		if mut != nil {
-			mut(c)
-		}
-		return c
-	}
-	tests := []struct {
-		name              string
-		claim             *tenancyv1alpha1.NamespaceClaim
-		requestsNamespace string
-		want              bool
-	}{
-		{"a request claim", request(nil), requests, true},
-		{"the protocol is off", request(nil), "", false},
-		{"another namespace", request(func(c *tenancyv1alpha1.NamespaceClaim) { c.Namespace = "team-a" }), requests, false},
-		{"no label", request(func(c *tenancyv1alpha1.NamespaceClaim) { c.Labels = nil }), requests, false},
-		{"other label value", request(func(c *tenancyv1alpha1.NamespaceClaim) { c.Labels[tenancyv1alpha1.RequestLabel] = "Secret" }), requests, false},
-		{"no owner", request(func(c *tenancyv1alpha1.NamespaceClaim) { c.OwnerReferences = nil }), requests, false},
-		{"owner not controller", request(func(c *tenancyv1alpha1.NamespaceClaim) { c.OwnerReferences[0].Controller = nil }), requests, false},
-		{"controlled by a Secret", request(func(c *tenancyv1alpha1.NamespaceClaim) { c.OwnerReferences[0].Kind = "Secret" }), requests, false},
-		{"controlled by a ConfigMap of another group", request(func(c *tenancyv1alpha1.NamespaceClaim) { c.OwnerReferences[0].APIVersion = "example.com/v1" }), requests, false},
-		{"controlled by another ConfigMap", request(func(c *tenancyv1alpha1.NamespaceClaim) { c.OwnerReferences[0].Name = "pr-2" }), requests, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := IsRequestClaim(tt.claim, tt.requestsNamespace); got != tt.want {
-				t.Fatalf("IsRequestClaim = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestCheckLabels(t *testing.T) {
 	c := class("ci", func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.AllowedClaimLabels = []string{"branch", "team"} })
 	tests := []struct {

@@ -36,10 +36,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/configmaprequest"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
-	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
 
 var requestsClassOnce sync.Once
@@ -253,9 +253,9 @@ func startRequestsManager(t *testing.T, ns string) {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	protocol, err := requests.New(ns, requests.DefaultPatterns, requests.DefaultIgnored, requestsClass, "")
+	protocol, err := configmaprequest.New(ns, configmaprequest.DefaultPatterns, configmaprequest.DefaultIgnored, requestsClass, "")
 	g.Expect(err).NotTo(HaveOccurred())
-	cr := &ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}
+	cr := &configmaprequest.ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}
 	g.Expect(cr.SetupWithManager(mgr)).To(Succeed())
 	mctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

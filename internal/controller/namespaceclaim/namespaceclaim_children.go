@@ -60,7 +60,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 			if o == client.Object(d.NamespaceWatcherBinding) && !grants {
 				continue
 			}
-			o.SetOwnerReferences([]metav1.OwnerReference{namespaceOwnerRef(s.namespace)})
+			o.SetOwnerReferences([]metav1.OwnerReference{provision.NamespaceOwnerRef(s.namespace)})
 			objs = append(objs, o)
 		}
 	}

@@ -29,7 +29,6 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
-	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
 
 // reconcileClass resolves the claim's class and checks the claim against it: who may use it, the claim
@@ -41,6 +40,7 @@ import (
 func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimScope) error {
 	claim := s.claim
 	s.owner = provision.OwnerOf(claim)
+	s.request = r.Requests != nil && r.Requests.IsRequest(claim)
 	if claim.Status.ExpiresAt != nil {
 		s.expiresAt = claim.Status.ExpiresAt.Time
 	}
@@ -81,10 +81,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	// A protocol request is named exactly after its ConfigMap, without the class's prefix: only in a
 	// requests namespace the protocol may serve (made by nsclaim or labelled by an admin, never one
 	// provisioned for a claim, whose tenant could forge request claims there).
-	request := provision.IsRequestClaim(claim, r.RequestsNamespace)
-	if request {
-		request, _ = requests.ServeNamespace(requester)
-	}
+	request := s.request && r.Requests.MayServe(requester)
 	ttl, ttlRefusal := provision.TTL(claim, class)
 	_, _, keepRefusal := provision.IdleTTL(claim, class)
 	once, policyRefusal := provision.TokenOnlyOnce(claim)

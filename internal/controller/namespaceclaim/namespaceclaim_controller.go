@@ -119,9 +119,23 @@ type NamespaceClaimReconciler struct {
 	// of the namespace it admits (see namespaceclaim_limit.go).
 	limitLocks keyedMutex
 
-	// RequestsNamespace is the namespace of the ConfigMap protocol's requests; empty when it is off.
-	// Claims the operator made there for request ConfigMaps get namespaces named exactly after them.
-	RequestsNamespace string
+	// Requests is the ConfigMap protocol, the one hook through which its rules reach a claim (see
+	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get
+	// namespaces named exactly after them.
+	Requests RequestProtocol
+}
+
+// RequestProtocol is what the claim reconciler asks of the ConfigMap protocol
+// (configmaprequest.Protocol implements it).
+type RequestProtocol interface {
+	// IsRequest reports whether claim was made by the operator for a request ConfigMap.
+	IsRequest(claim *tenancyv1alpha1.NamespaceClaim) bool
+	// MayServe reports whether requester, the namespace of a request claim, may be served: only then
+	// is the claim's namespace named after its request, without the class's prefix.
+	MayServe(requester *corev1.Namespace) bool
+	// OwnRequest makes ns own the request ConfigMap of claim, so that deleting the namespace removes
+	// the request.
+	OwnRequest(ctx context.Context, c client.Client, claim *tenancyv1alpha1.NamespaceClaim, ns *corev1.Namespace) error
 }
 
 // +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclaims,verbs=get;list;watch;delete;patch

@@ -333,7 +333,7 @@ func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimSco
 		return fmt.Errorf("setting owner of Secret %s: %w", klog.KObj(sec), err)
 	}
 	if s.namespace != nil {
-		sec.OwnerReferences = append(sec.OwnerReferences, namespaceOwnerRef(s.namespace))
+		sec.OwnerReferences = append(sec.OwnerReferences, provision.NamespaceOwnerRef(s.namespace))
 	}
 	err := r.Create(ctx, sec, client.FieldOwner(kube.FieldOwner))
 	if apierrors.IsAlreadyExists(err) {

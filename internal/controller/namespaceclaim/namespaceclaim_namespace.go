@@ -23,7 +23,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -177,7 +176,13 @@ func (r *NamespaceClaimReconciler) release(ctx context.Context, s *claimScope) e
 	return nil
 }
 
-// namespaceOwnerRef makes ns an owner (not a controller, not blocking its deletion) of a dependent.
-func namespaceOwnerRef(ns *corev1.Namespace) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: ns.Name, UID: ns.UID}
+// reconcileRequestOwner makes the namespace of a request claim own its request ConfigMap, through the
+// ConfigMap protocol's hook (RequestProtocol.OwnRequest). It runs before the credentials are written,
+// so a pipeline never holds a token whose namespace could be deleted while its request stays behind.
+// A claim that is no request, or has no namespace yet, changes nothing.
+func (r *NamespaceClaimReconciler) reconcileRequestOwner(ctx context.Context, s *claimScope) error {
+	if !s.request || s.namespace == nil {
+		return nil
+	}
+	return r.Requests.OwnRequest(ctx, r.Client, s.claim, s.namespace)
 }

@@ -55,7 +55,7 @@ func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *clai
 		}
 		stamp = provision.StampState(st)
 	}
-	ref := provision.CheckCreator(s.claim, s.class, stamp, bound, provision.IsRequestClaim(s.claim, r.RequestsNamespace))
+	ref := provision.CheckCreator(s.claim, s.class, stamp, bound, s.request)
 	if ref != nil && s.refusal == nil {
 		s.refusal = ref
 	}

@@ -293,7 +293,7 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 	}
 	digests := func(c claim, class *tenancyv1alpha1.NamespaceClass) map[string]any {
 		d := provision.Build(c.ns, c.owner, class, nil)
-		ref := namespaceOwnerRef(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns, UID: types.UID(c.nsUID)}})
+		ref := provision.NamespaceOwnerRef(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns, UID: types.UID(c.nsUID)}})
 		d.NamespaceWatcher.OwnerReferences = []metav1.OwnerReference{ref}
 		d.NamespaceWatcherBinding.OwnerReferences = []metav1.OwnerReference{ref}
 		objs := make([]client.Object, 0, 7+len(d.RoleBindings))

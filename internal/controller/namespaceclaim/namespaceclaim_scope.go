@@ -67,6 +67,9 @@ type claimScope struct {
 	activityObserved bool
 	// tokenOnce is set when the claim asks for its token to be issued only once.
 	tokenOnce bool
+	// request is set when the claim was made by the operator for a request ConfigMap of the ConfigMap
+	// protocol (RequestProtocol.IsRequest).
+	request bool
 
 	// refusal is a user-fixable reason that stops provisioning.
 	refusal *provision.Refusal

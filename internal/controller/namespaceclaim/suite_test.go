@@ -48,16 +48,16 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/configmaprequest"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
-	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
 
 // The ConfigMap protocol runs in the suite with the shell operator's defaults and its own class.
 const (
-	requestsNamespace = requests.DefaultNamespace
+	requestsNamespace = configmaprequest.DefaultNamespace
 	requestsClass     = "requests"
 )
 
@@ -317,6 +317,10 @@ func startManager() {
 	if err != nil {
 		panic(err)
 	}
+	protocol, err := configmaprequest.New(requestsNamespace, configmaprequest.DefaultPatterns, configmaprequest.DefaultIgnored, requestsClass, "")
+	if err != nil {
+		panic(err)
+	}
 	r := &NamespaceClaimReconciler{
 		Bindings:                 bindings,
 		DefaultServiceAccounts:   defaultSAs,
@@ -328,15 +332,11 @@ func startManager() {
 		Endpoint:                 credentials.Endpoint{Server: cfg.Host, CAData: cfg.CAData},
 		SelfTestConcurrency:      8,
 		MaxConcurrentReconciles:  4,
-		RequestsNamespace:        requestsNamespace,
+		Requests:                 protocol,
 		CredentialsCheckInterval: time.Hour,
 		NameReuse:                nameReuse,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
-		panic(err)
-	}
-	protocol, err := requests.New(requestsNamespace, requests.DefaultPatterns, requests.DefaultIgnored, requestsClass, "")
-	if err != nil {
 		panic(err)
 	}
 	if err := (&namespaceorphan.OrphanReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim")}).SetupWithManager(mgr); err != nil {
@@ -345,7 +345,7 @@ func startManager() {
 	if err := (&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
-	cr := &ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}
+	cr := &configmaprequest.ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}
 	if err := cr.SetupWithManager(mgr); err != nil {
 		panic(err)
 	}

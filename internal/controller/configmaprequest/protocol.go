@@ -14,10 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package requests holds the decisions of the ConfigMap protocol (the shell operator nsplease's): which
-// ConfigMap names are requests, which token policy a request asks for, and the NamespaceClaim that
-// serves a request. It does no I/O.
-package requests
+// Package configmaprequest is the ConfigMap protocol (the shell operator nsplease's), whole: which
+// ConfigMap names are requests, which token policy a request asks for, the NamespaceClaim that serves
+// a request, the reconciler that makes it and reports back on the ConfigMap, the requests namespace,
+// and the rules the claim reconciler applies to a request's claim, through one hook (Protocol's
+// IsRequest, MayServe and OwnRequest).
+package configmaprequest
 
 import (
 	"fmt"
@@ -28,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // Defaults of the protocol, the shell operator's.
@@ -57,7 +60,7 @@ func New(namespace, patterns, ignored, className, defaultTokenPolicy string) (Pr
 	if p.DefaultTokenPolicy == "" {
 		p.DefaultTokenPolicy = tenancyv1alpha1.TokenPolicyMultipleTimes
 	}
-	if !validPolicy(p.DefaultTokenPolicy) {
+	if !provision.ValidTokenPolicy(p.DefaultTokenPolicy) {
 		return Protocol{}, fmt.Errorf("default token policy %q: use %q or %q", defaultTokenPolicy, tenancyv1alpha1.TokenPolicyOnlyOnce, tenancyv1alpha1.TokenPolicyMultipleTimes)
 	}
 	for _, f := range fields(patterns) {
@@ -115,19 +118,11 @@ func (p Protocol) PatternList() string {
 
 // TokenPolicy is the token policy a request asks for: its annotation, or the default.
 func (p Protocol) TokenPolicy(cm *corev1.ConfigMap) (string, error) {
-	v, ok := cm.Annotations[tenancyv1alpha1.TokenPolicyAnnotation]
-	if !ok {
-		return p.DefaultTokenPolicy, nil
-	}
-	if !validPolicy(v) {
-		return "", fmt.Errorf("metadata.annotations[%s] is %q: use %q or %q; no namespace is created", tenancyv1alpha1.TokenPolicyAnnotation, v,
-			tenancyv1alpha1.TokenPolicyOnlyOnce, tenancyv1alpha1.TokenPolicyMultipleTimes)
+	v, err := provision.ParseTokenPolicy(cm.Annotations, p.DefaultTokenPolicy)
+	if err != nil {
+		return "", fmt.Errorf("%w; no namespace is created", err)
 	}
 	return v, nil
-}
-
-func validPolicy(v string) bool {
-	return v == tenancyv1alpha1.TokenPolicyOnlyOnce || v == tenancyv1alpha1.TokenPolicyMultipleTimes
 }
 
 // Claim is the NamespaceClaim that serves request cm: named like it, next to it, asking for the
@@ -148,4 +143,17 @@ func (p Protocol) Claim(cm *corev1.ConfigMap, policy string) *tenancyv1alpha1.Na
 			CredentialsSecretName: cm.Name,
 		},
 	}
+}
+
+// IsRequest reports whether claim was made by the operator for a request ConfigMap in the requests
+// namespace: it lives there, carries the request label and is controlled by a ConfigMap.
+// Such a claim's namespace is named exactly after the request (the configured name patterns, not the
+// class's prefix, govern the name), as the ConfigMap protocol requires.
+func (p Protocol) IsRequest(claim *tenancyv1alpha1.NamespaceClaim) bool {
+	if p.Namespace == "" || claim.Namespace != p.Namespace ||
+		claim.Labels[tenancyv1alpha1.RequestLabel] != tenancyv1alpha1.RequestConfigMap {
+		return false
+	}
+	ref := metav1.GetControllerOf(claim)
+	return ref != nil && ref.Kind == "ConfigMap" && ref.APIVersion == "v1" && ref.Name == claim.Name
 }

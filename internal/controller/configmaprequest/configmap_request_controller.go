@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package configmaprequest
 
 import (
 	"context"
@@ -43,7 +43,6 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/requests"
 )
 
 // ConfigMapRequestReconciler serves the ConfigMap protocol of the shell operator nsplease: a ConfigMap
@@ -56,14 +55,14 @@ import (
 // not list Events: they name every request).
 //
 // It serves requests only while the requests namespace is one the operator created for the protocol
-// or one an admin labelled for it (requests.ServeNamespace); it writes nothing but annotations on
+// or one an admin labelled for it (ServeNamespace); it writes nothing but annotations on
 // request ConfigMaps, which is all the admission fence lets it change there (beside the Namespace owner
 // reference the claim reconciler adds).
 type ConfigMapRequestReconciler struct {
 	client.Client
 	Recorder recorder.EventRecorder
 	// Protocol is the configuration of the protocol: namespace, name patterns, class, token policy.
-	Protocol requests.Protocol
+	Protocol Protocol
 
 	// gate says whether the requests namespace may be served; SetupWithManager makes it.
 	gate *requestsNamespaceGate
@@ -91,9 +90,9 @@ func (r *ConfigMapRequestReconciler) Reconcile(ctx context.Context, req ctrl.Req
 		return ctrl.Result{}, nil
 	}
 	switch verdict := r.Protocol.Judge(cm.Name); verdict {
-	case requests.Ignored:
+	case Ignored:
 		return ctrl.Result{}, nil
-	case requests.NotAllowed:
+	case NotAllowed:
 		return ctrl.Result{}, r.refuse(ctx, cm, tenancyv1alpha1.NameNotAllowedReason, fmt.Sprintf(
 			"ConfigMap name %q matches none of the request name patterns %s; no namespace is created", cm.Name, r.Protocol.PatternList()))
 	}
@@ -189,8 +188,8 @@ func (r *ConfigMapRequestReconciler) createClaim(ctx context.Context, cm *corev1
 // refusal (Ready=False with a reason of RefusalReasons) as the refusal annotation and a Warning Event,
 // and Ready by removing an earlier refusal.
 func (r *ConfigMapRequestReconciler) reportClaim(ctx context.Context, cm *corev1.ConfigMap, claim *tenancyv1alpha1.NamespaceClaim) error {
-	switch report, value := requests.ClaimReport(claim); report {
-	case requests.Refused:
+	switch report, value := ClaimReport(claim); report {
+	case Refused:
 		ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 		if cm.Annotations[tenancyv1alpha1.RequestRefusalAnnotation] == value {
 			return nil
@@ -199,7 +198,7 @@ func (r *ConfigMapRequestReconciler) reportClaim(ctx context.Context, cm *corev1
 			return err
 		}
 		r.Recorder.Eventf(cm, claim, corev1.EventTypeWarning, ready.Reason, "Provision", "%s", ready.Message)
-	case requests.Cleared:
+	case Cleared:
 		if _, ok := cm.Annotations[tenancyv1alpha1.RequestRefusalAnnotation]; ok {
 			return r.annotate(ctx, cm, nil)
 		}
@@ -210,7 +209,7 @@ func (r *ConfigMapRequestReconciler) reportClaim(ctx context.Context, cm *corev1
 // refuse reports a refusal of the request on its ConfigMap: the refusal annotation ("<Reason>:
 // <message>"), which its pipeline reads with `get`, and a Warning Event, once per distinct refusal.
 func (r *ConfigMapRequestReconciler) refuse(ctx context.Context, cm *corev1.ConfigMap, reason, message string) error {
-	value := requests.Refusal(reason, message)
+	value := Refusal(reason, message)
 	if cm.Annotations[tenancyv1alpha1.RequestRefusalAnnotation] == value {
 		return nil
 	}
@@ -277,7 +276,7 @@ func (r *ConfigMapRequestReconciler) SetupWithManager(mgr manager.Manager) error
 }
 
 // requestsNamespaceEnsurer creates the requests namespace at start when it is missing, labelled for
-// the protocol and with Pod Security baseline (requests.RequestsNamespace). It never changes or
+// the protocol and with Pod Security baseline (RequestsNamespace). It never changes or
 // deletes an existing one: one it did not create is served only once an admin labels it.
 type requestsNamespaceEnsurer struct {
 	c    client.Client
@@ -287,7 +286,7 @@ type requestsNamespaceEnsurer struct {
 var _ reconcile.Reconciler = &ConfigMapRequestReconciler{}
 
 func (e requestsNamespaceEnsurer) Start(ctx context.Context) error {
-	err := e.c.Create(ctx, requests.RequestsNamespace(e.name), client.FieldOwner(kube.FieldOwner))
+	err := e.c.Create(ctx, RequestsNamespace(e.name), client.FieldOwner(kube.FieldOwner))
 	if err == nil {
 		logf.FromContext(ctx).Info("Created the requests namespace", "namespace", e.name)
 	}
@@ -304,7 +303,7 @@ func (requestsNamespaceEnsurer) NeedLeaderElection() bool { return false }
 // requestsNamespaceRecheck is how often the gate reads the requests namespace again.
 var requestsNamespaceRecheck = 5 * time.Second
 
-// requestsNamespaceGate decides whether the requests namespace may be served (requests.ServeNamespace)
+// requestsNamespaceGate decides whether the requests namespace may be served (ServeNamespace)
 // from a fresh read of it (the cache holds only namespaces nsclaim provisioned): every interval, and on
 // a reconcile when its last answer is older than that. When the namespace may not be served it logs an
 // error and emits a Warning Event (RequestsNamespaceNotAllowed) on it, once per change; when it turns
@@ -348,7 +347,7 @@ func (g *requestsNamespaceGate) check(ctx context.Context) bool {
 		defer g.mu.Unlock()
 		return g.ok
 	}
-	ok, why := requests.ServeNamespace(ns)
+	ok, why := ServeNamespace(ns)
 
 	g.mu.Lock()
 	changed := g.checked.IsZero() || ok != g.ok || why != g.why
