@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,6 +48,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
 // NamespaceClaimReconciler provisions a namespace, its objects and scoped credentials for each
@@ -95,9 +95,10 @@ type NamespaceClaimReconciler struct {
 	// DefaultServiceAccounts reports and watches each namespace's `default` ServiceAccount; nil reads
 	// it from the API server and polls while it is missing.
 	DefaultServiceAccounts *informers.DefaultServiceAccounts
-	// restConfig is the manager's connection to the API server; the self-test's rules reviews use its
-	// address and CA with the tenant's token instead of the operator's credentials.
-	restConfig *rest.Config
+	// tester runs the self-tests (see internal/selftest); SetupWithManager makes it from the fields
+	// above and the manager's connection, whose address and CA the rules reviews use with the tenant's
+	// token instead of the operator's credentials.
+	tester selfTester
 	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
 	// --require-fence=false, and envtest).
 	Fence FenceGate
@@ -123,6 +124,13 @@ type NamespaceClaimReconciler struct {
 	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get
 	// namespaces named exactly after them.
 	Requests RequestProtocol
+}
+
+// selfTester proves the permissions of the identity a claim hands out: an issued token, or the
+// claim's creator (selftest.Tester implements it).
+type selfTester interface {
+	Token(ctx context.Context, subj selftest.Subject, token string) (selftest.Result, error)
+	Creator(ctx context.Context, subj selftest.Subject, creator selftest.Identity) (selftest.Result, error)
 }
 
 // RequestProtocol is what the claim reconciler asks of the ConfigMap protocol
@@ -354,7 +362,8 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexClaims(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	r.restConfig = mgr.GetConfig()
+	r.tester = &selftest.Tester{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder, Bindings: r.Bindings,
+		Server: mgr.GetConfig(), Concurrency: r.SelfTestConcurrency}
 	managed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return provision.IsManaged(o) }))
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.DefaultServiceAccounts != nil {

@@ -18,16 +18,8 @@ package namespaceclaim
 
 import (
 	"context"
-	"fmt"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/nsclaim/nsclaim-operator/internal/access"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
-	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
@@ -84,50 +76,5 @@ func (r *NamespaceClaimReconciler) reconcileRequesterAccess(ctx context.Context,
 	}
 	s.claim.Status.BoundUser = s.claim.Spec.Creator.Username
 	s.creatorBound = true
-	return nil
-}
-
-// reconcileCreatorSelfTest is the self-test of the creator's identity. It is skipped when the claim is
-// Ready for its current generation and nothing was created or changed in this reconcile.
-func (r *NamespaceClaimReconciler) reconcileCreatorSelfTest(ctx context.Context, s *claimScope) error {
-	if s.repaired == 0 && readyFor(s.claim) && creatorBound(s) {
-		s.selfTestSkipped = true
-		return nil
-	}
-	creator := s.claim.Spec.Creator
-	ns := s.desired.Namespace.Name
-	role := &rbacv1.ClusterRole{}
-	var grants []rbacv1.PolicyRule
-	if err := r.Get(ctx, types.NamespacedName{Name: s.desired.TenantClusterRole}, role); err == nil {
-		grants = role.Rules
-	} else if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading ClusterRole %s: %w", s.desired.TenantClusterRole, err)
-	}
-	// The claim's own namespace is foreign too: the creator may make claims there, nothing more.
-	checks := access.Checks(ns, grants, []string{s.claim.Namespace, metav1.NamespaceDefault, metav1.NamespaceSystem})
-	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
-	defer cancel()
-	id := access.Identity{User: creator.Username, Groups: creator.Groups, UID: creator.UID, Extra: creator.Extra}
-	res, err := access.Verify(ctx, r.Client, id, checks, max(r.SelfTestConcurrency, 1))
-	if err != nil {
-		return err
-	}
-	if r.Bindings != nil {
-		// Bindings a sample of SubjectAccessReviews cannot see, in any other namespace or cluster-wide.
-		grants, err := r.Bindings.UserGrants(ctx, creator.Username, ns, s.claim.Namespace)
-		if err != nil {
-			return err
-		}
-		for _, g := range grants {
-			res.Excess = append(res.Excess, access.Failure{Grant: g.String()})
-		}
-	}
-	s.selfTest = &res
-	if len(res.Excess) > 0 || (len(res.Missing) > 0 && s.repaired == 0) {
-		monitoring.SelfTestFailed(s.class.Name)
-		s.selfTestBackoff = r.selfTestRetryAfter(s)
-	} else if res.OK() {
-		r.selfTestFailures.Delete(s.claim.UID)
-	}
 	return nil
 }

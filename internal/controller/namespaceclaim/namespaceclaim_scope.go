@@ -22,8 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/access"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
 // Polling intervals for conditions that no watch reports.
@@ -110,7 +110,7 @@ type claimScope struct {
 	credentialsCheckAt time.Time
 
 	// selfTest is the outcome of the permission self-test; nil when not run in this reconcile.
-	selfTest *access.Result
+	selfTest *selftest.Result
 	// selfTestSkipped is set when a previous self-test still holds (nothing changed since).
 	selfTestSkipped bool
 	// selfTestBackoff is when to retry a self-test that failed; zero unless it failed.

@@ -24,11 +24,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/access"
+	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
-
-// maxListedFailures bounds how many failed checks a condition message lists.
-const maxListedFailures = 5
 
 // setConditions derives the claim's conditions and observedGeneration from what the reconcile recorded
 // in s. err is the reconcile's error: an internal failure leaves a Ready claim Ready (the reconcile is
@@ -144,12 +141,12 @@ func setProgress(s *claimScope, set conditionSetter) {
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, c.Message)
 	case res == nil:
 	case len(res.Excess) > 0:
-		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.ExcessPermissionsReason, "The issued identity has permissions its class does not grant: "+access.Summary(res.Excess, maxListedFailures)+"; found with "+res.Method())
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.ExcessPermissionsReason, "The issued identity has permissions its class does not grant: "+selftest.Summary(res.Excess, selftest.MaxListedFailures)+"; found with "+res.Method())
 	case len(res.Missing) > 0 && s.repaired > 0:
 		// RBAC objects written moments ago take a moment to reach the authorizer.
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.PendingReason, "Waiting for new RoleBindings to take effect")
 	case len(res.Missing) > 0:
-		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.MissingPermissionsReason, "The issued identity lacks permissions its class grants: "+access.Summary(res.Missing, maxListedFailures)+"; found with "+res.Method())
+		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.MissingPermissionsReason, "The issued identity lacks permissions its class grants: "+selftest.Summary(res.Missing, selftest.MaxListedFailures)+"; found with "+res.Method())
 	default:
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, res.Method()+" confirm the identity can do what its class grants in its namespace and nothing more"+res.Note)
 	}

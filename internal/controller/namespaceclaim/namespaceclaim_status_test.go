@@ -26,15 +26,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/access"
 	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
 // TestSetConditions derives the conditions from the facts a reconcile recorded, one fact set per row.
 func TestSetConditions(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	ready := []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: tenancyv1alpha1.ProvisionedReason}}
-	ok := &access.Result{}
+	ok := &selftest.Result{}
 	cases := []struct {
 		name       string
 		conds      []metav1.Condition
@@ -60,16 +60,16 @@ func TestSetConditions(t *testing.T) {
 		{name: "namespace not usable yet", facts: func(s *claimScope) { s.childrenReady = true; s.unusable = "waiting for the quota" }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.PendingReason, wantMsg: "quota"},
 		{name: "self-test found excess", facts: func(s *claimScope) {
 			s.childrenReady = true
-			s.selfTest = &access.Result{Excess: []access.Failure{{Grant: "get secrets in every namespace"}}}
+			s.selfTest = &selftest.Result{Excess: []selftest.Failure{{Grant: "get secrets in every namespace"}}}
 		}, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ExcessPermissionsReason, wantMsg: "get secrets in every namespace"},
 		{name: "missing right after a repair is pending", facts: func(s *claimScope) {
 			s.childrenReady = true
 			s.repaired = 1
-			s.selfTest = &access.Result{Missing: []access.Failure{{Grant: "create pods"}}}
+			s.selfTest = &selftest.Result{Missing: []selftest.Failure{{Grant: "create pods"}}}
 		}, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.PendingReason, wantMsg: "RoleBindings"},
 		{name: "missing with nothing repaired", facts: func(s *claimScope) {
 			s.childrenReady = true
-			s.selfTest = &access.Result{Missing: []access.Failure{{Grant: "create pods"}}}
+			s.selfTest = &selftest.Result{Missing: []selftest.Failure{{Grant: "create pods"}}}
 		}, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.MissingPermissionsReason, wantMsg: "create pods"},
 		{name: "verified but no credentials yet", facts: func(s *claimScope) { s.childrenReady = true; s.selfTest = ok }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ProvisioningReason, wantMsg: "CredentialsReady"},
 		{name: "all done, token", facts: func(s *claimScope) {
@@ -179,11 +179,11 @@ func TestRequeueAfter(t *testing.T) {
 			s.renewAt = now.Add(10 * time.Second)
 		}, 10 * time.Second},
 		{"failed self-test backs off", func(s *claimScope) {
-			s.selfTest = &access.Result{Excess: []access.Failure{{Grant: "x"}}}
+			s.selfTest = &selftest.Result{Excess: []selftest.Failure{{Grant: "x"}}}
 			s.selfTestBackoff = 40 * time.Second
 		}, 40 * time.Second},
 		{"failed self-test never faster than the retry", func(s *claimScope) {
-			s.selfTest = &access.Result{Missing: []access.Failure{{Grant: "x"}}}
+			s.selfTest = &selftest.Result{Missing: []selftest.Failure{{Grant: "x"}}}
 		}, selfTestRetry},
 	}
 	for _, tc := range cases {

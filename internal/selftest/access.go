@@ -14,11 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package access proves that an issued identity can do what its class grants in its namespace and
-// nothing more: by comparing the rules a SelfSubjectRulesReview made with its token answers with the
-// rules its class grants (rules.go), or, where such a review is incomplete (a webhook authorizer),
-// through a sample of SubjectAccessReviews (Checks, Verify).
-package access
+// The fallback self-test and the creator's: a sample of SubjectAccessReviews (Checks, Verify), for an
+// authorizer that cannot list rules and for an identity the operator holds no token of.
+
+package selftest
 
 import (
 	"context"
