@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // subjectIndex indexes RoleBindings and ClusterRoleBindings by the subjects they name.
@@ -117,7 +117,7 @@ func bindingKeys(o client.Object) []string {
 	ns := o.GetNamespace()
 	if _, ok := o.(*rbacv1.ClusterRoleBinding); ok {
 		var watcher bool
-		if ns, watcher = provision.WatchedNamespace(o.GetName()); !watcher {
+		if ns, watcher = claimpolicy.WatchedNamespace(o.GetName()); !watcher {
 			ns = ""
 		}
 	}
@@ -273,12 +273,12 @@ func (b *BindingIndex) TenantBindings(ctx context.Context, ns string) ([]SharedG
 			return nil, err
 		}
 		for i := range rbs {
-			if rb := &rbs[i]; !provision.IsManaged(rb) {
+			if rb := &rbs[i]; !claimpolicy.IsManaged(rb) {
 				out = append(out, SharedGrant{Namespace: rb.Namespace, Name: rb.Name, UID: rb.UID, RoleRef: rb.RoleRef, Subject: subject})
 			}
 		}
 		for i := range crbs {
-			if crb := &crbs[i]; !provision.IsManaged(crb) {
+			if crb := &crbs[i]; !claimpolicy.IsManaged(crb) {
 				out = append(out, SharedGrant{Name: crb.Name, UID: crb.UID, RoleRef: crb.RoleRef, Subject: subject})
 			}
 		}
@@ -336,7 +336,7 @@ func (b *BindingIndex) grants(ctx context.Context, ns string, subjects []string)
 		}
 		for i := range crbs {
 			crb := &crbs[i]
-			if provision.IsManaged(crb) && crb.Name == provision.NamespaceWatcherName(ns) {
+			if claimpolicy.IsManaged(crb) && crb.Name == claimpolicy.NamespaceWatcherName(ns) {
 				// The tenant's own namespace watcher (the fence admits no other shape under that name).
 				continue
 			}
@@ -360,13 +360,13 @@ func (b *BindingIndex) UserGrants(ctx context.Context, user, ns, home string) ([
 	}
 	for i := range rbs {
 		rb := &rbs[i]
-		if rb.Namespace == ns || rb.Namespace == home || provision.IsManaged(rb) {
+		if rb.Namespace == ns || rb.Namespace == home || claimpolicy.IsManaged(rb) {
 			continue
 		}
 		out = append(out, ForeignGrant{Binding: "RoleBinding " + rb.Namespace + "/" + rb.Name, Role: rb.RoleRef.Kind + " " + rb.RoleRef.Name, Subject: subject})
 	}
 	for i := range crbs {
-		if crb := &crbs[i]; !provision.IsManaged(crb) {
+		if crb := &crbs[i]; !claimpolicy.IsManaged(crb) {
 			out = append(out, ForeignGrant{Binding: "ClusterRoleBinding " + crb.Name, Role: crb.RoleRef.Kind + " " + crb.RoleRef.Name, Subject: subject})
 		}
 	}

@@ -27,7 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 func TestSharedTable(t *testing.T) {
@@ -152,7 +152,7 @@ func TestCompactForCacheSharesLabelMaps(t *testing.T) {
 // digest, unique then, is not interned.
 func TestCompactAnnotations(t *testing.T) {
 	child := func() map[string]string {
-		return map[string]string{fresh(provision.AppliedAnnotation): fresh("5f0c1e8a9b7d6c4e3a2b1c0d")}
+		return map[string]string{fresh(claimpolicy.AppliedAnnotation): fresh("5f0c1e8a9b7d6c4e3a2b1c0d")}
 	}
 	named := func(claim string) map[string]string {
 		m := child()
@@ -171,7 +171,7 @@ func TestCompactAnnotations(t *testing.T) {
 		{"a namespace's (the claim's name)", func() map[string]string { return named("pr-1") }},
 		{"a child made before children lost the claim's name", func() map[string]string { return named("pr-2") }},
 		{"holding the object's name", func() map[string]string {
-			return map[string]string{fresh("owner"): fresh("nsclaim-quota"), fresh(provision.AppliedAnnotation): fresh("00ff")}
+			return map[string]string{fresh("owner"): fresh("nsclaim-quota"), fresh(claimpolicy.AppliedAnnotation): fresh("00ff")}
 		}},
 	} {
 		in := tt.in()
@@ -179,7 +179,7 @@ func TestCompactAnnotations(t *testing.T) {
 		if !maps.Equal(x, tt.in()) || !maps.Equal(in, tt.in()) {
 			t.Errorf("%s: content changed: %v (input now %v), want %v", tt.name, x, in, tt.in())
 		}
-		if mapIdentity(x) == mapIdentity(y) || sameMemory(x[provision.AppliedAnnotation], y[provision.AppliedAnnotation]) {
+		if mapIdentity(x) == mapIdentity(y) || sameMemory(x[claimpolicy.AppliedAnnotation], y[claimpolicy.AppliedAnnotation]) {
 			t.Errorf("%s: shared or digest interned", tt.name)
 		}
 	}

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // compactForCache is the transform of the manager's informer caches. Nothing reads managedFields, so
@@ -34,7 +34,7 @@ import (
 // shared by every object; a value equal to the object's name shares the name). The children of one
 // claim carry the same labels, so equal label maps are shared whole, except a map that holds the
 // object's own name (a namespace's kubernetes.io/metadata.name), which no other object has. The same
-// child of every claim of a class carries the same annotations (its provision.AppliedAnnotation digest), so
+// child of every claim of a class carries the same annotations (its claimpolicy.AppliedAnnotation digest), so
 // those maps are shared whole too (compactAnnotations). The specs every claim of a class
 // repeats (quota, limit range, network policy, release Role rules) are shared whole, and the strings of
 // role references, subjects and rules are interned (compactSpec). Values are equal before and after,
@@ -80,7 +80,7 @@ func compactForCache() toolscache.TransformFunc {
 }
 
 // compactAnnotations returns a map equal to the annotations a of the object called name. A child's
-// annotations (its provision.AppliedAnnotation digest, the same for that child of every claim of a class) are
+// annotations (its claimpolicy.AppliedAnnotation digest, the same for that child of every claim of a class) are
 // shared whole, like labels. A map that names a claim (a namespace's, or a child's made before children
 // lost the claim-name annotation) or holds the object's name is no other object's: it is not shared,
 // and its digest, then unique too, is not interned. a is not written.
@@ -92,7 +92,7 @@ func compactAnnotations(a map[string]string, name string) map[string]string {
 }
 
 // internValues returns a new map equal to m whose keys and values are shared copies of equal content:
-// a value equal to name is name itself, provision.AppliedAnnotation's digest is interned only with digests set.
+// a value equal to name is name itself, claimpolicy.AppliedAnnotation's digest is interned only with digests set.
 // It returns nil for an empty m. m is not written.
 func internValues(m map[string]string, name string, digests bool) map[string]string {
 	if len(m) == 0 {
@@ -103,7 +103,7 @@ func internValues(m map[string]string, name string, digests bool) map[string]str
 		switch {
 		case v == name:
 			v = name
-		case digests || k != provision.AppliedAnnotation:
+		case digests || k != claimpolicy.AppliedAnnotation:
 			v = intern(v)
 		}
 		interned[intern(k)] = v

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // fresh returns a copy of s in its own memory, as protobuf decoding gives each object.
@@ -46,7 +46,7 @@ func quotaForCache(name string) *corev1.ResourceQuota {
 				fresh(tenancyv1alpha1.ClaimUIDLabel):  fresh("4e92241a-b8f7-4a20-b12c-81fd1dc892b0"),
 				fresh("kubernetes.io/metadata.name"):  fresh(name),
 			},
-			Annotations:     map[string]string{fresh(provision.AppliedAnnotation): fresh("cabcc599063ad8a03bd67bad"), fresh("other"): fresh("x")},
+			Annotations:     map[string]string{fresh(claimpolicy.AppliedAnnotation): fresh("cabcc599063ad8a03bd67bad"), fresh("other"): fresh("x")},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: fresh("v1"), Kind: fresh("Namespace"), Name: fresh("t"), UID: types.UID(fresh("u"))}},
 			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "nsclaim"}},
 		},
@@ -92,7 +92,7 @@ func TestCompactForCache(t *testing.T) {
 		}
 	}
 	// A child's annotations name no claim: the same child of every claim of a class has the same ones.
-	if mapIdentity(a.Annotations) != mapIdentity(b.Annotations) || !sameMemory(a.Annotations[provision.AppliedAnnotation], b.Annotations[provision.AppliedAnnotation]) {
+	if mapIdentity(a.Annotations) != mapIdentity(b.Annotations) || !sameMemory(a.Annotations[claimpolicy.AppliedAnnotation], b.Annotations[claimpolicy.AppliedAnnotation]) {
 		t.Error("equal annotations of two children not shared")
 	}
 	if !sameMemory(a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind) || !sameMemory(string(a.OwnerReferences[0].UID), string(b.OwnerReferences[0].UID)) {

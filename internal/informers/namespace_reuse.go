@@ -25,7 +25,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // NamespaceReuse tells when a namespace's grants may be made without letting a previous holder of its
@@ -54,7 +54,7 @@ type NamespaceReuse struct {
 // A harness whose API server started empty may pass the API server's start, since nothing was
 // deleted before it.
 func NewNamespaceReuse(clk clock.PassiveClock, knownSince time.Time) *NamespaceReuse {
-	return &NamespaceReuse{clock: clk, started: knownSince, window: provision.NameReuseWindow,
+	return &NamespaceReuse{clock: clk, started: knownSince, window: claimpolicy.NameReuseWindow,
 		going: map[string]time.Time{}, reused: map[types.UID]time.Time{}}
 }
 
@@ -100,7 +100,7 @@ func (t *NamespaceReuse) GrantsAt(ns *corev1.Namespace) time.Time {
 	t.mu.Lock()
 	_, reused := t.reused[ns.UID]
 	t.mu.Unlock()
-	return provision.GrantsAt(ns.CreationTimestamp.Time, reused, t.started, t.window)
+	return claimpolicy.GrantsAt(ns.CreationTimestamp.Time, reused, t.started, t.window)
 }
 
 // pruneLocked drops, at most once per window, the entries whose window has passed.

@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 func namespaceAt(name string, uid types.UID, created time.Time, deleting bool) *corev1.Namespace {
@@ -60,7 +60,7 @@ func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 	clk.SetTime(now.Add(3 * time.Second))
 	reusedNS := namespaceAt("pr-1", "new", clk.Now(), false)
 	r.Created(reusedNS)
-	if got, want := r.GrantsAt(reusedNS), reusedNS.CreationTimestamp.Add(provision.NameReuseWindow); !got.Equal(want) {
+	if got, want := r.GrantsAt(reusedNS), reusedNS.CreationTimestamp.Add(claimpolicy.NameReuseWindow); !got.Equal(want) {
 		t.Fatalf("reused name: GrantsAt = %v, want %v", got, want)
 	}
 	fresh := namespaceAt("pr-2", "fresh", clk.Now(), false)
@@ -71,7 +71,7 @@ func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 
 	// A create that found the name taken (a namespace the cache had not seen) makes it a reuse too.
 	r.Going("pr-3")
-	clk.SetTime(clk.Now().Add(provision.NameReuseWindow - time.Second))
+	clk.SetTime(clk.Now().Add(claimpolicy.NameReuseWindow - time.Second))
 	taken := namespaceAt("pr-3", "taken", clk.Now(), false)
 	r.Created(taken)
 	if r.GrantsAt(taken).IsZero() {
@@ -79,7 +79,7 @@ func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 	}
 
 	// A window after pr-1 was last seen going, a new pr-1 is fresh, and the old entries are gone.
-	clk.SetTime(clk.Now().Add(3 * provision.NameReuseWindow))
+	clk.SetTime(clk.Now().Add(3 * claimpolicy.NameReuseWindow))
 	later := namespaceAt("pr-1", "later", clk.Now(), false)
 	r.Created(later)
 	if got := r.GrantsAt(later); !got.IsZero() {

@@ -43,10 +43,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // MaxListedFailures bounds how many failed checks or bindings a message lists.
@@ -78,7 +78,7 @@ type Tester struct {
 type Subject struct {
 	// Desired are the claim's desired objects: the namespace, the tenant's user and groups, the
 	// RoleBindings, the release Role, the namespace watcher and the tenant's ClusterRole.
-	Desired *provision.Desired
+	Desired *claimpolicy.Desired
 	// Requester is the claim's own namespace, which the identity must not reach.
 	Requester string
 }
@@ -250,7 +250,7 @@ func (t *Tester) compareRules(ctx context.Context, subj Subject, reviews []rules
 // classRules returns the rules the tenant must have in its namespace: the rules of every role the
 // class binds to it there (the class's ClusterRole, the release Role, extra bindings naming it) and of
 // its namespace watcher. A ClusterRole that does not exist is a missing permission in itself.
-func classRules(ctx context.Context, d *provision.Desired, roles *roleRules) ([]rbacv1.PolicyRule, Result, error) {
+func classRules(ctx context.Context, d *claimpolicy.Desired, roles *roleRules) ([]rbacv1.PolicyRule, Result, error) {
 	var must []rbacv1.PolicyRule
 	var res Result
 	for _, rb := range d.RoleBindings {
@@ -275,7 +275,7 @@ func classRules(ctx context.Context, d *provision.Desired, roles *roleRules) ([]
 
 // namesTenant reports whether subjects include the tenant: its ServiceAccount, its user, or one of its
 // groups.
-func namesTenant(subjects []rbacv1.Subject, d provision.Desired) bool {
+func namesTenant(subjects []rbacv1.Subject, d claimpolicy.Desired) bool {
 	for _, sub := range subjects {
 		switch sub.Kind {
 		case rbacv1.ServiceAccountKind:

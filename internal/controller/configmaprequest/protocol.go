@@ -30,7 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // Defaults of the protocol, the shell operator's.
@@ -60,7 +60,7 @@ func New(namespace, patterns, ignored, className, defaultTokenPolicy string) (Pr
 	if p.DefaultTokenPolicy == "" {
 		p.DefaultTokenPolicy = tenancyv1alpha1.TokenPolicyMultipleTimes
 	}
-	if !provision.ValidTokenPolicy(p.DefaultTokenPolicy) {
+	if !claimpolicy.ValidTokenPolicy(p.DefaultTokenPolicy) {
 		return Protocol{}, fmt.Errorf("default token policy %q: use %q or %q", defaultTokenPolicy, tenancyv1alpha1.TokenPolicyOnlyOnce, tenancyv1alpha1.TokenPolicyMultipleTimes)
 	}
 	for _, f := range fields(patterns) {
@@ -118,7 +118,7 @@ func (p Protocol) PatternList() string {
 
 // TokenPolicy is the token policy a request asks for: its annotation, or the default.
 func (p Protocol) TokenPolicy(cm *corev1.ConfigMap) (string, error) {
-	v, err := provision.ParseTokenPolicy(cm.Annotations, p.DefaultTokenPolicy)
+	v, err := claimpolicy.ParseTokenPolicy(cm.Annotations, p.DefaultTokenPolicy)
 	if err != nil {
 		return "", fmt.Errorf("%w; no namespace is created", err)
 	}

@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // MayServe reports whether requester, the namespace of a request claim, is a requests namespace the
@@ -57,7 +57,7 @@ func (p Protocol) OwnRequest(ctx context.Context, c client.Client, claim *tenanc
 		}
 	}
 	before := cm.DeepCopy()
-	cm.OwnerReferences = append(cm.OwnerReferences, provision.NamespaceOwnerRef(ns))
+	cm.OwnerReferences = append(cm.OwnerReferences, claimpolicy.NamespaceOwnerRef(ns))
 	if err := c.Patch(ctx, cm, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
 		return fmt.Errorf("setting namespace %s as owner of request ConfigMap %s: %w", ns.Name, klog.KObj(cm), err)
 	}

@@ -36,10 +36,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/configmaprequest"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 var requestsClassOnce sync.Once
@@ -222,7 +222,7 @@ func TestConfigMapRequestTokenOnlyOnce(t *testing.T) {
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	// Issued once, valid until the claim expires but never longer than the class's tokenTTL (the
 	// requests class has the default, 1h, and the claim 24h). Both times are the API server's.
-	g.Expect(got.Status.TokenExpiresAt.Sub(got.CreationTimestamp.Time)).To(BeNumerically("<=", provision.DefaultTokenTTL+2*time.Minute))
+	g.Expect(got.Status.TokenExpiresAt.Sub(got.CreationTimestamp.Time)).To(BeNumerically("<=", claimpolicy.DefaultTokenTTL+2*time.Minute))
 	g.Expect(got.Status.TokenExpiresAt.Time).To(BeTemporally("<", got.Status.ExpiresAt.Time))
 
 	// The pipeline read the token and deleted the Secret: it is not issued again, even when the claim
@@ -230,7 +230,7 @@ func TestConfigMapRequestTokenOnlyOnce(t *testing.T) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: requestsNamespace, Name: name}}
 	g.Expect(k8s.Delete(ctx, sec)).To(Succeed())
 	// (Not the ServiceAccount: a recreated ServiceAccount revokes an only-once token, TokenRevoked.)
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: provision.ReleaseRoleName}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: claimpolicy.ReleaseRoleName}}
 	g.Expect(k8s.Delete(ctx, binding)).To(Succeed())
 	g.Eventually(func() error {
 		return k8s.Get(ctx, client.ObjectKeyFromObject(binding), &rbacv1.RoleBinding{})

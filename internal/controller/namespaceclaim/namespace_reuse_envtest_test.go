@@ -30,12 +30,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // expectGrantsWaited checks a claim that took a namespace whose name was in use moments before: it
 // reported the wait (NamespaceReady=False, Pending, naming the reuse) before it turned Ready, and
-// every binding that names its tenant was made at least provision.NameReuseWindow (less a second of timestamp
+// every binding that names its tenant was made at least claimpolicy.NameReuseWindow (less a second of timestamp
 // rounding) after the namespace.
 func expectGrantsWaited(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim) *tenancyv1alpha1.NamespaceClaim {
 	t.Helper()
@@ -54,7 +54,7 @@ func expectGrantsWaited(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim) *te
 	g.Expect(rbs.Items).NotTo(BeEmpty())
 	for _, rb := range rbs.Items {
 		gap := rb.CreationTimestamp.Sub(ns.CreationTimestamp.Time)
-		g.Expect(gap).To(BeNumerically(">=", provision.NameReuseWindow-time.Second), "RoleBinding %s made %v after the reused namespace", rb.Name, gap)
+		g.Expect(gap).To(BeNumerically(">=", claimpolicy.NameReuseWindow-time.Second), "RoleBinding %s made %v after the reused namespace", rb.Name, gap)
 	}
 	return got
 }

@@ -27,9 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
@@ -42,24 +42,24 @@ import (
 // reconcileClass; here the class's idleTTL then applies.
 func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *claimScope) error {
 	claim := s.claim
-	if s.class == nil || !s.held() || provision.IsExpired(claim) {
+	if s.class == nil || !s.held() || claimpolicy.IsExpired(claim) {
 		return nil
 	}
 	s.activityObserved = true
-	idleTTL, _, _ := provision.IdleTTL(claim, s.class)
+	idleTTL, _, _ := claimpolicy.IdleTTL(claim, s.class)
 	pods, err := r.countActivePods(ctx, claim.Status.Namespace)
 	if err != nil {
 		return err
 	}
-	in := provision.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
+	in := claimpolicy.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
 		WasActive: claim.Status.PodsActive, Observed: claim.Status.LastActivity != nil}
 	if in.Observed {
 		in.LastActivity = claim.Status.LastActivity.Time
 	}
-	if hb, ok := provision.Heartbeat(claim, s.now); ok {
+	if hb, ok := claimpolicy.Heartbeat(claim, s.now); ok {
 		in.Heartbeat = hb.UTC().Truncate(time.Second)
 	}
-	a := provision.IdleActivity(in)
+	a := claimpolicy.IdleActivity(in)
 	claim.Status.PodsActive = a.Active
 	claim.Status.LastActivity = credentials.ExpiryTime(a.LastActivity)
 	claim.Status.IdleExpiresAt = nil
@@ -110,7 +110,7 @@ func phaseOf(claim *tenancyv1alpha1.NamespaceClaim) tenancyv1alpha1.ClaimPhase {
 	switch {
 	case !claim.DeletionTimestamp.IsZero():
 		return tenancyv1alpha1.ClaimPhaseTerminating
-	case provision.IsExpired(claim):
+	case claimpolicy.IsExpired(claim):
 		return tenancyv1alpha1.ClaimPhaseExpired
 	case ready == nil:
 		return tenancyv1alpha1.ClaimPhasePending

@@ -31,8 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // reconcileChildren makes the ServiceAccount, Role, RoleBindings, quota, limit range and network policy
@@ -60,7 +60,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 			if o == client.Object(d.NamespaceWatcherBinding) && !grants {
 				continue
 			}
-			o.SetOwnerReferences([]metav1.OwnerReference{provision.NamespaceOwnerRef(s.namespace)})
+			o.SetOwnerReferences([]metav1.OwnerReference{claimpolicy.NamespaceOwnerRef(s.namespace)})
 			objs = append(objs, o)
 		}
 	}
@@ -75,7 +75,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 		nsUID = string(s.namespace.UID)
 	}
 	id := identity(d.Namespace.Name, nsUID, s.owner.UID, s.owner.Namespace)
-	roleFields := provision.ClusterRoleFields(s.class)
+	roleFields := claimpolicy.ClusterRoleFields(s.class)
 	for _, want := range objs {
 		// Once something was repaired, whether a child the cache misses really changes no longer
 		// matters: it is applied without asking the API server first.
@@ -83,7 +83,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 		if apierrors.IsForbidden(err) {
 			if f, ok := boundRoleField(want, d.RoleBindings, roleFields); ok {
 				// RBAC refuses a binding to a role the operator may not bind: nothing was bound.
-				s.refusal = provision.NotBindable(s.class, []provision.ClusterRoleField{f})
+				s.refusal = claimpolicy.NotBindable(s.class, []claimpolicy.ClusterRoleField{f})
 				return nil
 			}
 		}
@@ -120,7 +120,7 @@ func (r *NamespaceClaimReconciler) deleteStaleWatcherBinding(ctx context.Context
 	want := s.desired.NamespaceWatcherBinding
 	have := &rbacv1.ClusterRoleBinding{}
 	ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
-	if err != nil || !ok || !provision.IsManaged(have) || provision.MarkedFor(have, s.owner) {
+	if err != nil || !ok || !claimpolicy.IsManaged(have) || claimpolicy.MarkedFor(have, s.owner) {
 		return err
 	}
 	uid, rv := have.UID, have.ResourceVersion
@@ -139,10 +139,10 @@ func grantsWaitMessage(namespace string, at time.Time) string {
 
 // boundRoleField returns the class field naming the ClusterRole that want, one of the class's
 // RoleBindings, binds.
-func boundRoleField(want client.Object, bindings []*rbacv1.RoleBinding, fields []provision.ClusterRoleField) (provision.ClusterRoleField, bool) {
+func boundRoleField(want client.Object, bindings []*rbacv1.RoleBinding, fields []claimpolicy.ClusterRoleField) (claimpolicy.ClusterRoleField, bool) {
 	rb, ok := want.(*rbacv1.RoleBinding)
 	if !ok || rb.RoleRef.Kind != "ClusterRole" {
-		return provision.ClusterRoleField{}, false
+		return claimpolicy.ClusterRoleField{}, false
 	}
 	// bindings are the tenant's, the release Role's, then the class's extra ones in order; fields are
 	// spec.clusterRole, then the extra ones in the same order.
@@ -157,7 +157,7 @@ func boundRoleField(want client.Object, bindings []*rbacv1.RoleBinding, fields [
 			return fields[i-1], true
 		}
 	}
-	return provision.ClusterRoleField{}, false
+	return claimpolicy.ClusterRoleField{}, false
 }
 
 // pruneChildren deletes objects this claim owns in its namespace that the class no longer asks for.
@@ -186,16 +186,16 @@ func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimSc
 		// The tenant ServiceAccount goes when the class switches to credentials mode Requester: its
 		// token, wherever a copy of it went, dies with it.
 		{s.desired.ServiceAccount, &corev1.ServiceAccount{}, tenancyv1alpha1.TenantServiceAccountName},
-		{s.desired.ResourceQuota, &corev1.ResourceQuota{}, provision.ResourceQuotaName},
-		{s.desired.LimitRange, &corev1.LimitRange{}, provision.LimitRangeName},
-		{s.desired.NetworkPolicy, &networkingv1.NetworkPolicy{}, provision.NetworkPolicyName},
+		{s.desired.ResourceQuota, &corev1.ResourceQuota{}, claimpolicy.ResourceQuotaName},
+		{s.desired.LimitRange, &corev1.LimitRange{}, claimpolicy.LimitRangeName},
+		{s.desired.NetworkPolicy, &networkingv1.NetworkPolicy{}, claimpolicy.NetworkPolicyName},
 	} {
 		if !isNil(opt.want) {
 			continue
 		}
 		if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Namespace: ns, Name: opt.name}, opt.have)); err != nil {
 			return err
-		} else if ok && provision.MarkedFor(opt.have, s.owner) {
+		} else if ok && claimpolicy.MarkedFor(opt.have, s.owner) {
 			stale = append(stale, opt.have)
 		}
 	}

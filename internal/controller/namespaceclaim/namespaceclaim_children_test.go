@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // countingClient passes every call to the API server and records each write (and each read, for the
@@ -103,7 +103,7 @@ func (c *countingReader) List(ctx context.Context, list client.ObjectList, opts 
 
 // childrenPass runs, with a reconciler whose writes and direct reads are counted, the phases of a
 // reconcile that lead to and include the children: class, namespace, children.
-func childrenPass(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim, edit func(*provision.Desired)) (*claimScope, []string, []string) {
+func childrenPass(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim, edit func(*claimpolicy.Desired)) (*claimScope, []string, []string) {
 	t.Helper()
 	g := NewWithT(t)
 	writes := &countingClient{Client: k8s}
@@ -146,7 +146,7 @@ func TestSteadyStateChildrenCostNoRequest(t *testing.T) {
 	g.Expect(s.repaired).To(BeZero())
 
 	// The same pass with one child wanted otherwise: exactly one write, and it counts as a repair.
-	s, writes, _ = childrenPass(t, claim, func(d *provision.Desired) {
+	s, writes, _ = childrenPass(t, claim, func(d *claimpolicy.Desired) {
 		d.ResourceQuota.Spec.Hard[corev1.ResourcePods] = resource.MustParse("11")
 	})
 	t.Logf("one child differs: %d writes %v", len(writes), writes)
@@ -182,7 +182,7 @@ func TestRepairsOnlyOwnFieldsAndReplacesBindings(t *testing.T) {
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 
 	tenantRB := &rbacv1.RoleBinding{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.TenantRoleBindingName}, tenantRB)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: claimpolicy.TenantRoleBindingName}, tenantRB)).To(Succeed())
 	oldUID := tenantRB.UID
 	other := testRole()
 	other.Name = uniq("other-edit")
@@ -203,7 +203,7 @@ func TestRepairsOnlyOwnFieldsAndReplacesBindings(t *testing.T) {
 		g.Expect(tenantRB.RoleRef.Name).To(Equal(other.Name))
 		g.Expect(tenantRB.UID).NotTo(Equal(oldUID))
 		q := &corev1.ResourceQuota{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.ResourceQuotaName}, q)).To(Succeed())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: claimpolicy.ResourceQuotaName}, q)).To(Succeed())
 		g.Expect(q.Spec.Hard).NotTo(HaveKey(corev1.ResourceServices))
 		g.Expect(q.Spec.Hard.Pods().String()).To(Equal("10"))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
@@ -224,10 +224,10 @@ func TestProvisioningAndRestoringRequests(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: uniq("first")}}
 	g.Expect(k8s.Create(ctx, ns)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), ns) })
-	owner := provision.Owner{Namespace: "nowhere", Name: "nobody", UID: uniq("uid")}
+	owner := claimpolicy.Owner{Namespace: "nowhere", Name: "nobody", UID: uniq("uid")}
 	pass := func(repaired int) (*claimScope, []string, []string) {
 		s := &claimScope{claim: &tenancyv1alpha1.NamespaceClaim{}, class: class, owner: owner, namespace: ns,
-			desired: provision.Build(ns.Name, owner, class, nil), repaired: repaired}
+			desired: claimpolicy.Build(ns.Name, owner, class, nil), repaired: repaired}
 		writes := &countingClient{Client: k8s}
 		reads := &countingReader{Reader: k8s}
 		r := &NamespaceClaimReconciler{Client: writes, APIReader: reads, Clock: testClock}
@@ -247,7 +247,7 @@ func TestProvisioningAndRestoringRequests(t *testing.T) {
 	g.Expect(writes).To(BeEmpty())
 	g.Expect(reads).To(BeEmpty())
 
-	g.Expect(k8s.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: provision.TenantRoleBindingName}})).To(Succeed())
+	g.Expect(k8s.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: claimpolicy.TenantRoleBindingName}})).To(Succeed())
 	s, writes, reads = pass(0)
 	t.Logf("one child deleted: %d writes %v, %d direct reads %v", len(writes), writes, len(reads), reads)
 	g.Expect(s.repaired).To(Equal(1))

@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // reconcileClass resolves the claim's class and checks the claim against it: who may use it, the claim
@@ -39,7 +39,7 @@ import (
 // namespace's expiry nor the repair of its objects.
 func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimScope) error {
 	claim := s.claim
-	s.owner = provision.OwnerOf(claim)
+	s.owner = claimpolicy.OwnerOf(claim)
 	s.request = r.Requests != nil && r.Requests.IsRequest(claim)
 	if claim.Status.ExpiresAt != nil {
 		s.expiresAt = claim.Status.ExpiresAt.Time
@@ -48,7 +48,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	if err := r.List(ctx, classes); err != nil {
 		return fmt.Errorf("listing NamespaceClasses: %w", err)
 	}
-	class, refusal := provision.ResolveClass(claim, classes.Items)
+	class, refusal := claimpolicy.ResolveClass(claim, classes.Items)
 	if refusal != nil {
 		s.refusal = refusal
 		return nil
@@ -82,17 +82,17 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	// requests namespace the protocol may serve (made by nsclaim or labelled by an admin, never one
 	// provisioned for a claim, whose tenant could forge request claims there).
 	request := s.request && r.Requests.MayServe(requester)
-	ttl, ttlRefusal := provision.TTL(claim, class)
-	_, _, keepRefusal := provision.IdleTTL(claim, class)
-	once, policyRefusal := provision.TokenOnlyOnce(claim)
+	ttl, ttlRefusal := claimpolicy.TTL(claim, class)
+	_, _, keepRefusal := claimpolicy.IdleTTL(claim, class)
+	once, policyRefusal := claimpolicy.TokenOnlyOnce(claim)
 	s.tokenOnce = once
-	for _, ref := range []*provision.Refusal{
-		provision.CheckPodSecurity(class, r.MinimumPodSecurity),
+	for _, ref := range []*claimpolicy.Refusal{
+		claimpolicy.CheckPodSecurity(class, r.MinimumPodSecurity),
 		classRefusal(class),
-		provision.CheckPrefix(class, request),
-		provision.CheckAccess(class, requester.Labels),
-		provision.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings, liveHolders),
-		provision.CheckLabels(claim, class),
+		claimpolicy.CheckPrefix(class, request),
+		claimpolicy.CheckAccess(class, requester.Labels),
+		claimpolicy.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings, liveHolders),
+		claimpolicy.CheckLabels(claim, class),
 		ttlRefusal,
 		keepRefusal,
 		policyRefusal,
@@ -113,23 +113,23 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	if request {
 		prefix = ""
 	}
-	name := provision.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(requester.UID))
+	name := claimpolicy.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(requester.UID))
 	if held {
 		name = claim.Status.Namespace
 	}
-	s.desired = provision.Build(name, s.owner, class, provision.AllowedLabels(claim, class))
+	s.desired = claimpolicy.Build(name, s.owner, class, claimpolicy.AllowedLabels(claim, class))
 	return nil
 }
 
 // classRefusal is the refusal a class's own status reports for its current generation (a ClusterRole
 // the operator may not bind), or nil.
-func classRefusal(class *tenancyv1alpha1.NamespaceClass) *provision.Refusal {
+func classRefusal(class *tenancyv1alpha1.NamespaceClass) *claimpolicy.Refusal {
 	c := meta.FindStatusCondition(class.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 	if c == nil || c.Status == metav1.ConditionTrue || class.Status.ObservedGeneration != class.Generation ||
 		c.Reason != tenancyv1alpha1.ClusterRoleNotBindableReason {
 		return nil
 	}
-	return &provision.Refusal{Reason: c.Reason, Message: c.Message}
+	return &claimpolicy.Refusal{Reason: c.Reason, Message: c.Message}
 }
 
 // reconcileExpiry deletes the namespace once the claim's hard TTL or its idle TTL (see
@@ -138,7 +138,7 @@ func classRefusal(class *tenancyv1alpha1.NamespaceClass) *provision.Refusal {
 func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claimScope) error {
 	hard := !s.expiresAt.IsZero() && !s.now.Before(s.expiresAt)
 	idle := !s.idleExpiresAt.IsZero() && !s.now.Before(s.idleExpiresAt)
-	already := provision.IsExpired(s.claim)
+	already := claimpolicy.IsExpired(s.claim)
 	if !already && !hard && !idle {
 		return nil
 	}

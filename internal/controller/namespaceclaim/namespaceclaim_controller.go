@@ -44,10 +44,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
@@ -298,7 +298,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 			return nil
 		}
 	}
-	if provision.IsRequesterMode(s.class) {
+	if claimpolicy.IsRequesterMode(s.class) {
 		// A claim whose class switched to mode Requester keeps no token, refused or not.
 		if err := r.deleteCredentials(ctx, s); err != nil {
 			return err
@@ -329,7 +329,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 // written only if the self-test passes. A claim whose self-test fails never exposes a token, and a
 // token already handed out is not renewed while it fails.
 func (r *NamespaceClaimReconciler) reconcileAccess(ctx context.Context, s *claimScope) error {
-	if provision.IsRequesterMode(s.class) {
+	if claimpolicy.IsRequesterMode(s.class) {
 		return r.reconcileRequesterAccess(ctx, s)
 	}
 	plan, err := r.planCredentials(ctx, s)
@@ -364,7 +364,7 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.tester = &selftest.Tester{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder, Bindings: r.Bindings,
 		Server: mgr.GetConfig(), Concurrency: r.SelfTestConcurrency}
-	managed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return provision.IsManaged(o) }))
+	managed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return claimpolicy.IsManaged(o) }))
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.DefaultServiceAccounts != nil {
 		b = b.WatchesRawSource(r.DefaultServiceAccounts.Source(r.namespaceNameToClaim))

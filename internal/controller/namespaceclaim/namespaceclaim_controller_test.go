@@ -36,9 +36,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 var ctx = context.Background()
@@ -94,14 +94,14 @@ func TestProvisionsNamespaceChildrenAndCredentials(t *testing.T) {
 	sa := &corev1.ServiceAccount{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: tenancyv1alpha1.TenantServiceAccountName}, sa)).To(Succeed())
 	rb := &rbacv1.RoleBinding{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: provision.TenantRoleBindingName}, rb)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: claimpolicy.TenantRoleBindingName}, rb)).To(Succeed())
 	g.Expect(rb.RoleRef.Name).To(Equal(testRoleName))
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: "nsclaim-viewers"}, rb)).To(Succeed())
 	g.Expect(rb.RoleRef.Name).To(Equal("view"))
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: provision.ReleaseRoleName}, &rbacv1.Role{})).To(Succeed())
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: provision.ResourceQuotaName}, &corev1.ResourceQuota{})).To(Succeed())
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: provision.LimitRangeName}, &corev1.LimitRange{})).To(Succeed())
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: provision.NetworkPolicyName}, &networkingv1.NetworkPolicy{})).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: claimpolicy.ReleaseRoleName}, &rbacv1.Role{})).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: claimpolicy.ResourceQuotaName}, &corev1.ResourceQuota{})).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: claimpolicy.LimitRangeName}, &corev1.LimitRange{})).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: want, Name: claimpolicy.NetworkPolicyName}, &networkingv1.NetworkPolicy{})).To(Succeed())
 
 	sec := &corev1.Secret{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: req, Name: got.Status.CredentialsSecretName}, sec)).To(Succeed())
@@ -148,10 +148,10 @@ func TestRestoresDriftedAndDeletedChildren(t *testing.T) {
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	ns := got.Status.Namespace
 
-	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: provision.TenantRoleBindingName}}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: claimpolicy.TenantRoleBindingName}}
 	g.Expect(k8s.Delete(ctx, rb)).To(Succeed())
 	quota := &corev1.ResourceQuota{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.ResourceQuotaName}, quota)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: claimpolicy.ResourceQuotaName}, quota)).To(Succeed())
 	quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1000")
 	g.Expect(k8s.Update(ctx, quota)).To(Succeed())
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: req, Name: got.Status.CredentialsSecretName}}
@@ -189,8 +189,8 @@ func TestChildEventsReachTheirClaimThroughItsNamespace(t *testing.T) {
 	ns := got.Status.Namespace
 
 	quota := &corev1.ResourceQuota{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.ResourceQuotaName}, quota)).To(Succeed())
-	g.Expect(quota.Annotations).To(HaveKey(provision.AppliedAnnotation))
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: claimpolicy.ResourceQuotaName}, quota)).To(Succeed())
+	g.Expect(quota.Annotations).To(HaveKey(claimpolicy.AppliedAnnotation))
 	g.Expect(quota.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
 	quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1000")
 	g.Expect(k8s.Update(ctx, quota)).To(Succeed())
@@ -207,19 +207,19 @@ func TestChildEventsReachTheirClaimThroughItsNamespace(t *testing.T) {
 	// The limit range as an earlier version applied it: nsclaim's field owner, the claim's name and
 	// another digest.
 	lr := &corev1.LimitRange{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: provision.LimitRangeName}, lr)).To(Succeed())
-	digest := lr.Annotations[provision.AppliedAnnotation]
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: claimpolicy.LimitRangeName}, lr)).To(Succeed())
+	digest := lr.Annotations[claimpolicy.AppliedAnnotation]
 	old, err := runtime.DefaultUnstructuredConverter.ToUnstructured(lr)
 	g.Expect(err).NotTo(HaveOccurred())
 	delete(old, "status")
 	old["metadata"] = map[string]any{"name": lr.Name, "namespace": ns, "labels": lr.Labels,
-		"annotations": map[string]any{tenancyv1alpha1.ClaimNameAnnotation: claim.Name, provision.AppliedAnnotation: "000000000000000000000000"}}
+		"annotations": map[string]any{tenancyv1alpha1.ClaimNameAnnotation: claim.Name, claimpolicy.AppliedAnnotation: "000000000000000000000000"}}
 	old["apiVersion"], old["kind"] = "v1", "LimitRange"
 	g.Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: old}),
 		client.FieldOwner(kube.FieldOwner), client.ForceOwnership)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(lr), lr)).To(Succeed())
-		g.Expect(lr.Annotations).To(HaveKeyWithValue(provision.AppliedAnnotation, digest))
+		g.Expect(lr.Annotations).To(HaveKeyWithValue(claimpolicy.AppliedAnnotation, digest))
 		g.Expect(lr.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 
@@ -231,7 +231,7 @@ func TestChildEventsReachTheirClaimThroughItsNamespace(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(quota), quota)).To(Succeed())
 		g.Expect(quota.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
-		g.Expect(quota.Annotations).To(HaveKey(provision.AppliedAnnotation))
+		g.Expect(quota.Annotations).To(HaveKey(claimpolicy.AppliedAnnotation))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 }

@@ -34,10 +34,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // credentialsPlan is what planCredentials decided: the tenant ServiceAccount, the state of the
@@ -77,7 +77,7 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 		if rec.ServiceAccountUID != "" && rec.ServiceAccountUID != string(sa.UID) {
 			// The ServiceAccount was recreated: the only token this claim gets is dead, and none is
 			// issued again.
-			s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.TokenRevokedReason, Message: fmt.Sprintf(
+			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.TokenRevokedReason, Message: fmt.Sprintf(
 				"ServiceAccount %s/%s was recreated, so the only-once token no longer works and is not issued again: delete the claim and ask again", ns, sa.Name)}
 			return nil, nil
 		}
@@ -113,7 +113,7 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 		keepToken(s, p.name, rec, p.decision)
 		return p, nil
 	}
-	ttl := provision.TokenTTL(s.class)
+	ttl := claimpolicy.TokenTTL(s.class)
 	if s.tokenOnce {
 		// Issued once, valid until the claim expires, but never longer than the class allows a token.
 		ttl = min(credentials.OnceTTL(s.now, s.expiresAt), ttl)
@@ -135,7 +135,7 @@ func (s *claimScope) scheduleToken(rec *credentials.Record, saUID string) creden
 	if s.tokenOnce {
 		return credentials.ScheduleOnlyOnce(s.now, rec, saUID)
 	}
-	return credentials.Schedule(s.now, rec, saUID, provision.RenewBefore(s.class))
+	return credentials.Schedule(s.now, rec, saUID, claimpolicy.RenewBefore(s.class))
 }
 
 // keepToken records in the claim's status the token rec describes, in the Secret name, as kept by the
@@ -191,7 +191,7 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	s.tokenIssued = true
 	s.repaired++
 	if !s.tokenOnce {
-		s.renewAt = tok.ExpiresAt.Add(-provision.RenewBefore(s.class))
+		s.renewAt = tok.ExpiresAt.Add(-claimpolicy.RenewBefore(s.class))
 	}
 	claim.Status.CredentialsSecretName = p.name
 	claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
@@ -333,7 +333,7 @@ func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimSco
 		return fmt.Errorf("setting owner of Secret %s: %w", klog.KObj(sec), err)
 	}
 	if s.namespace != nil {
-		sec.OwnerReferences = append(sec.OwnerReferences, provision.NamespaceOwnerRef(s.namespace))
+		sec.OwnerReferences = append(sec.OwnerReferences, claimpolicy.NamespaceOwnerRef(s.namespace))
 	}
 	err := r.Create(ctx, sec, client.FieldOwner(kube.FieldOwner))
 	if apierrors.IsAlreadyExists(err) {
@@ -351,8 +351,8 @@ func isPatchTestFailure(err error) bool {
 	return errors.As(err, &status) && credentials.OwnershipTestFailed(status.Status())
 }
 
-func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *provision.Refusal {
-	return &provision.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
+func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *claimpolicy.Refusal {
+	return &claimpolicy.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
 		"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched. Delete that Secret (the claim then goes on by itself),"+
 			" or delete this claim and create a new one with another spec.credentialsSecretName (the field cannot be changed on an existing claim)", claim.Namespace, name)}
 }

@@ -30,9 +30,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // reconcileDelete deletes every namespace that carries the claim's ownership marks (found through the
@@ -49,7 +49,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 		return ctrl.Result{}, nil
 	}
 	before := claim.DeepCopy()
-	s.owner = provision.OwnerOf(claim)
+	s.owner = claimpolicy.OwnerOf(claim)
 	names, err := r.ownedNamespaceNames(ctx, claim)
 	if err != nil {
 		return ctrl.Result{}, err

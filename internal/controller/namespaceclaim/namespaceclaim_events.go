@@ -25,8 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // emitEvents records an Event and the metrics of a transition of the claim's Ready condition. Events
@@ -98,7 +98,7 @@ func className(claim *tenancyv1alpha1.NamespaceClaim) string {
 	if claim.Status.ClassName != "" {
 		return claim.Status.ClassName
 	}
-	return provision.ClassOf(claim)
+	return claimpolicy.ClassOf(claim)
 }
 
 // claimEvent is an Event to emit for a transition.

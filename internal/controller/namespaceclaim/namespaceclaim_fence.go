@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // FenceGate tells whether the admission fence allows provisioning. nil: not required.
@@ -62,7 +62,7 @@ func (r *NamespaceClaimReconciler) fenceHeldClaims(ctx context.Context, _ client
 
 // fenceRefusal holds provisioning back while the admission fence is required and not known to be
 // intact. Expiry and deletion never wait for it: they only ever remove what nsclaim made.
-func (r *NamespaceClaimReconciler) fenceRefusal() *provision.Refusal {
+func (r *NamespaceClaimReconciler) fenceRefusal() *claimpolicy.Refusal {
 	if r.Fence == nil {
 		return nil
 	}
@@ -75,16 +75,16 @@ func (r *NamespaceClaimReconciler) fenceRefusal() *provision.Refusal {
 // a Ready claim that the operator looks at before its first check of the fence (it just started, after
 // an upgrade or a restart) stays Ready, and is looked at again shortly, instead of flapping to Pending.
 // Nothing is created, repaired or issued for it until the check is done.
-func waitForFence(ref *provision.Refusal, claim *tenancyv1alpha1.NamespaceClaim) bool {
+func waitForFence(ref *claimpolicy.Refusal, claim *tenancyv1alpha1.NamespaceClaim) bool {
 	return ref.Reason == tenancyv1alpha1.PendingReason && readyFor(claim)
 }
 
-func fenceDecision(checked bool, problem string) *provision.Refusal {
+func fenceDecision(checked bool, problem string) *claimpolicy.Refusal {
 	switch {
 	case !checked:
-		return &provision.Refusal{Reason: tenancyv1alpha1.PendingReason, Message: "Waiting for the operator's first check of the admission fence"}
+		return &claimpolicy.Refusal{Reason: tenancyv1alpha1.PendingReason, Message: "Waiting for the operator's first check of the admission fence"}
 	case problem != "":
-		return &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason, Message: "The admission fence (the ValidatingAdmissionPolicies of the release's fence.yaml) is missing or altered: " +
+		return &claimpolicy.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason, Message: "The admission fence (the ValidatingAdmissionPolicies of the release's fence.yaml) is missing or altered: " +
 			problem + ". Nothing to change on the claim: it goes on by itself within seconds once a cluster admin applies fence.yaml of the operator's release" +
 			" (kubectl apply --server-side -f fence.yaml; docs/troubleshooting.md), or opts out with NSCLAIM_REQUIRE_FENCE=false"}
 	}

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // The class's maxClaimsPerNamespace holds under any interleaving because the check and the creation
@@ -93,7 +93,7 @@ func (r *NamespaceClaimReconciler) liveLimitHolders(ctx context.Context, request
 	if err := r.APIReader.List(ctx, list, client.MatchingLabels{
 		tenancyv1alpha1.ManagedByLabel:      tenancyv1alpha1.ManagedByValue,
 		tenancyv1alpha1.ClaimNamespaceLabel: requesterNamespace,
-		tenancyv1alpha1.ClassLabel:          provision.Label(class),
+		tenancyv1alpha1.ClassLabel:          claimpolicy.Label(class),
 	}); err != nil {
 		return nil, fmt.Errorf("listing the namespaces of class %s held from %s: %w", class, requesterNamespace, err)
 	}

@@ -28,8 +28,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // deleteOwnedNamespace deletes namespace name if it carries the claim's ownership marks, and records in
@@ -41,7 +41,7 @@ func (r *NamespaceClaimReconciler) deleteOwnedNamespace(ctx context.Context, s *
 	if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: name}, ns)); !ok {
 		return err
 	}
-	if !provision.OwnedBy(ns, s.owner) {
+	if !claimpolicy.OwnedBy(ns, s.owner) {
 		return nil
 	}
 	if ns.DeletionTimestamp.IsZero() {
@@ -123,7 +123,7 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 			return fmt.Errorf("reading namespace %s: %w", want.Name, err)
 		}
 	}
-	if !provision.OwnedBy(ns, s.owner) {
+	if !claimpolicy.OwnedBy(ns, s.owner) {
 		s.refusal = foreignNamespaceRefusal(ns)
 		return nil
 	}
@@ -149,14 +149,14 @@ func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Names
 }
 
 // foreignNamespaceRefusal explains why a namespace that exists is not this claim's.
-func foreignNamespaceRefusal(ns *corev1.Namespace) *provision.Refusal {
-	if _, ok := provision.OwnerFromMarks(ns); ok {
+func foreignNamespaceRefusal(ns *corev1.Namespace) *claimpolicy.Refusal {
+	if _, ok := claimpolicy.OwnerFromMarks(ns); ok {
 		// Which claim holds it is not said: that would tell one requester of another's claim.
-		return &provision.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason, Message: fmt.Sprintf(
+		return &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason, Message: fmt.Sprintf(
 			"namespace %s is held by another NamespaceClaim. Delete this claim and create a new one with another spec.namespaceName"+
 				" (the field cannot be changed on an existing claim)", ns.Name)}
 	}
-	return &provision.Refusal{Reason: tenancyv1alpha1.NamespaceConflictReason, Message: fmt.Sprintf(
+	return &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceConflictReason, Message: fmt.Sprintf(
 		"namespace %s exists and was not created by nsclaim for this claim; it is left untouched. Delete this claim and create a new one"+
 			" with another spec.namespaceName (the field cannot be changed on an existing claim), or ask the cluster admin to remove that namespace", ns.Name)}
 }

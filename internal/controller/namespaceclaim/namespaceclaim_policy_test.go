@@ -24,7 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 func TestFenceDecision(t *testing.T) {
@@ -68,7 +68,7 @@ func TestWaitForFence(t *testing.T) {
 	broken := fenceDecision(true, "policy x not found")
 	for _, tc := range []struct {
 		name  string
-		ref   *provision.Refusal
+		ref   *claimpolicy.Refusal
 		claim *tenancyv1alpha1.NamespaceClaim
 		want  bool
 	}{
@@ -106,13 +106,13 @@ func TestBlocksRepair(t *testing.T) {
 func TestBoundRoleField(t *testing.T) {
 	class := &tenancyv1alpha1.NamespaceClass{Spec: tenancyv1alpha1.NamespaceClassSpec{ClusterRole: "edit",
 		ExtraRoleBindings: []tenancyv1alpha1.ExtraRoleBinding{{Name: "a", ClusterRole: "view"}, {Name: "b", ClusterRole: "cluster-admin"}}}}
-	d := provision.Build("ns", provision.Owner{Namespace: "r", Name: "c", UID: "u"}, class, nil)
-	fields := provision.ClusterRoleFields(class)
+	d := claimpolicy.Build("ns", claimpolicy.Owner{Namespace: "r", Name: "c", UID: "u"}, class, nil)
+	fields := claimpolicy.ClusterRoleFields(class)
 	for name, want := range map[string]string{
-		provision.TenantRoleBindingName:        "spec.clusterRole",
-		provision.ExtraRoleBindingPrefix + "a": "spec.extraRoleBindings[0].clusterRole",
-		provision.ExtraRoleBindingPrefix + "b": "spec.extraRoleBindings[1].clusterRole",
-		provision.ReleaseRoleName:              "",
+		claimpolicy.TenantRoleBindingName:        "spec.clusterRole",
+		claimpolicy.ExtraRoleBindingPrefix + "a": "spec.extraRoleBindings[0].clusterRole",
+		claimpolicy.ExtraRoleBindingPrefix + "b": "spec.extraRoleBindings[1].clusterRole",
+		claimpolicy.ReleaseRoleName:              "",
 	} {
 		var rb *rbacv1.RoleBinding
 		for _, b := range d.RoleBindings {

@@ -19,8 +19,8 @@ package namespaceclaim
 import (
 	"context"
 
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // creatorBound reports whether the claim's creator was bound before: status.boundUser names it.
@@ -35,19 +35,19 @@ func creatorBound(s *claimScope) bool {
 // CreatorNotStamped or CreatorNotAdmitted, and a namespace it holds keeps its objects with nobody bound.
 // The creator stamp is read only until the creator was bound once.
 func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *claimScope) error {
-	if s.class == nil || s.expired || !provision.IsRequesterMode(s.class) {
+	if s.class == nil || s.expired || !claimpolicy.IsRequesterMode(s.class) {
 		return nil
 	}
 	bound := creatorBound(s)
-	var stamp provision.StampState
+	var stamp claimpolicy.StampState
 	if !bound && s.refusal == nil && s.claim.Spec.Creator != nil {
 		st, err := fence.CheckShippedStamp(ctx, r.APIReader)
 		if err != nil {
 			return err
 		}
-		stamp = provision.StampState(st)
+		stamp = claimpolicy.StampState(st)
 	}
-	ref := provision.CheckCreator(s.claim, s.class, stamp, bound, s.request)
+	ref := claimpolicy.CheckCreator(s.claim, s.class, stamp, bound, s.request)
 	if ref != nil && s.refusal == nil {
 		s.refusal = ref
 	}
@@ -55,9 +55,9 @@ func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *clai
 		return nil
 	}
 	if ref == nil && (bound || s.refusal == nil) {
-		provision.BindCreator(&s.desired, s.claim.Spec.Creator, s.class)
+		claimpolicy.BindCreator(&s.desired, s.claim.Spec.Creator, s.class)
 	} else {
-		provision.Unbind(&s.desired)
+		claimpolicy.Unbind(&s.desired)
 		s.claim.Status.BoundUser = ""
 	}
 	return nil

@@ -31,8 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // The suite's reconciler reads the creator stamp from the API server on every decision, so these tests
@@ -58,7 +58,7 @@ func installStamp(t *testing.T) {
 		g.Expect(k8s.Create(ctx, c, client.DryRunAll)).To(Succeed())
 		g.Expect(c.Spec.Creator).NotTo(BeNil())
 		g.Expect(c.Spec.Creator.Username).NotTo(Equal("forged"))
-		g.Expect(c.CreationTimestamp.After(st.InForceSince.Add(provision.StampSettle))).To(BeTrue())
+		g.Expect(c.CreationTimestamp.After(st.InForceSince.Add(claimpolicy.StampSettle))).To(BeTrue())
 	}).WithTimeout(20 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
@@ -151,13 +151,13 @@ func TestRequesterModeBindsCreator(t *testing.T) {
 
 	tenantNS := got.Status.Namespace
 	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}, {Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "ci:org"}}
-	for _, name := range []string{provision.TenantRoleBindingName, provision.ReleaseRoleName} {
+	for _, name := range []string{claimpolicy.TenantRoleBindingName, claimpolicy.ReleaseRoleName} {
 		rb := &rbacv1.RoleBinding{}
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: name}, rb)).To(Succeed())
 		g.Expect(rb.Subjects).To(Equal(wantSubjects), "RoleBinding %s", name)
 	}
 	crb := &rbacv1.ClusterRoleBinding{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: provision.NamespaceWatcherName(tenantNS)}, crb)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(tenantNS)}, crb)).To(Succeed())
 	g.Expect(crb.Subjects).To(Equal(wantSubjects))
 	err := k8s.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: tenancyv1alpha1.TenantServiceAccountName}, &corev1.ServiceAccount{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no tenant ServiceAccount in mode Requester: %v", err)

@@ -37,8 +37,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // applyChild makes the child want exist as built, with a server-side apply under FieldOwner that forces
@@ -99,7 +99,7 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 }
 
 // digestOnly reports whether current, an object that exists, carries every field of the apply
-// configuration desired but its provision.AppliedAnnotation digest: what differs is the digest, and fields of
+// configuration desired but its claimpolicy.AppliedAnnotation digest: what differs is the digest, and fields of
 // current that desired no longer sets (lists, such as rules and subjects, are compared whole, so a
 // rule or subject less is not digestOnly).
 func digestOnly(desired, current map[string]any) bool {
@@ -109,7 +109,7 @@ func digestOnly(desired, current map[string]any) bool {
 	md, _ := desired["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
 	withoutDigest := maps.Clone(ann)
-	delete(withoutDigest, provision.AppliedAnnotation)
+	delete(withoutDigest, claimpolicy.AppliedAnnotation)
 	m := maps.Clone(md)
 	m["annotations"] = withoutDigest
 	if len(withoutDigest) == 0 {
@@ -154,7 +154,7 @@ func identity(values ...string) *strings.Replacer {
 // applyConfiguration returns the apply configuration of the typed object want, of kind gvk: the fields
 // want sets, with its name, namespace, labels, annotations and owner references (optional fields it
 // leaves empty are omitted; builders set explicit zero values, such as
-// automountServiceAccountToken=false, through pointers), with provision.AppliedAnnotation set to their digest,
+// automountServiceAccountToken=false, through pointers), with claimpolicy.AppliedAnnotation set to their digest,
 // taken with id's values left out (nil: none).
 func applyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *strings.Replacer) (map[string]any, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
@@ -187,7 +187,7 @@ func applyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *str
 		ann = map[string]any{}
 		md["annotations"] = ann
 	}
-	ann[provision.AppliedAnnotation] = hex.EncodeToString(sum[:12])
+	ann[claimpolicy.AppliedAnnotation] = hex.EncodeToString(sum[:12])
 	return u, nil
 }
 

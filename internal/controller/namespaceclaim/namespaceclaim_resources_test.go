@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 var (
@@ -113,7 +113,7 @@ func TestChildAction(t *testing.T) {
 		"field we set changed":         {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { o.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr.To(true) }), childApply},
 		"field we set removed":         {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { o.(*corev1.ServiceAccount).AutomountServiceAccountToken = nil }), childApply},
 		"field only others set":        {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { o.(*corev1.ServiceAccount).Secrets = []corev1.ObjectReference{{Name: "s"}} }), childUpToDate},
-		"made by an older build":       {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), provision.AppliedAnnotation) }), childApply},
+		"made by an older build":       {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), claimpolicy.AppliedAnnotation) }), childApply},
 		"binding as applied":           {rb, rbGVK, observed(t, rb, rbGVK, nil), childUpToDate},
 		"binding with defaulted group": {rb, rbGVK, observed(t, rb, rbGVK, func(o client.Object) { o.(*rbacv1.RoleBinding).Subjects[0].APIGroup = "" }), childUpToDate},
 		"binding with extra subject": {rb, rbGVK, observed(t, rb, rbGVK, func(o client.Object) {
@@ -158,7 +158,7 @@ func TestDigestOnly(t *testing.T) {
 	}
 	oneSubject := rb.DeepCopy()
 	oneSubject.Subjects = oneSubject.Subjects[:1]
-	otherDigest := func(o client.Object) { o.GetAnnotations()[provision.AppliedAnnotation] = "000000000000000000000000" }
+	otherDigest := func(o client.Object) { o.GetAnnotations()[claimpolicy.AppliedAnnotation] = "000000000000000000000000" }
 	for name, tc := range map[string]struct {
 		want    client.Object
 		gvk     schema.GroupVersionKind
@@ -167,7 +167,7 @@ func TestDigestOnly(t *testing.T) {
 	}{
 		"missing":                    {sa, saGVK, nil, false},
 		"another digest":             {sa, saGVK, observed(t, sa, saGVK, otherDigest), true},
-		"no digest (an older build)": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), provision.AppliedAnnotation) }), true},
+		"no digest (an older build)": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) { delete(o.GetAnnotations(), claimpolicy.AppliedAnnotation) }), true},
 		"a field nsclaim sets changed too": {sa, saGVK, observed(t, sa, saGVK, func(o client.Object) {
 			otherDigest(o)
 			o.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr.To(true)
@@ -219,7 +219,7 @@ func TestApplyConfiguration(t *testing.T) {
 
 	// The digest changes with any field nsclaim sets, and with nothing else.
 	digest := func(o client.Object) any {
-		return mustApplyConfiguration(t, o, saGVK)["metadata"].(map[string]any)["annotations"].(map[string]any)[provision.AppliedAnnotation]
+		return mustApplyConfiguration(t, o, saGVK)["metadata"].(map[string]any)["annotations"].(map[string]any)[claimpolicy.AppliedAnnotation]
 	}
 	same := sa.DeepCopy()
 	same.ResourceVersion, same.UID = "9", "x"
@@ -289,11 +289,11 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 	}
 	type claim struct {
 		ns, nsUID string
-		owner     provision.Owner
+		owner     claimpolicy.Owner
 	}
 	digests := func(c claim, class *tenancyv1alpha1.NamespaceClass) map[string]any {
-		d := provision.Build(c.ns, c.owner, class, nil)
-		ref := provision.NamespaceOwnerRef(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns, UID: types.UID(c.nsUID)}})
+		d := claimpolicy.Build(c.ns, c.owner, class, nil)
+		ref := claimpolicy.NamespaceOwnerRef(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns, UID: types.UID(c.nsUID)}})
 		d.NamespaceWatcher.OwnerReferences = []metav1.OwnerReference{ref}
 		d.NamespaceWatcherBinding.OwnerReferences = []metav1.OwnerReference{ref}
 		objs := make([]client.Object, 0, 7+len(d.RoleBindings))
@@ -313,12 +313,12 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The watchers' names hold the namespace's: key them by kind and position instead.
-			out[fmt.Sprintf("%s %d", gvk.Kind, len(out))] = u["metadata"].(map[string]any)["annotations"].(map[string]any)[provision.AppliedAnnotation]
+			out[fmt.Sprintf("%s %d", gvk.Kind, len(out))] = u["metadata"].(map[string]any)["annotations"].(map[string]any)[claimpolicy.AppliedAnnotation]
 		}
 		return out
 	}
-	a := claim{"ci-pr-1", "0b6f7c1e-1111-4a20-b12c-81fd1dc892b0", provision.Owner{Namespace: "team-a", Name: "pr-1", UID: "4e92241a-b8f7-4a20-b12c-81fd1dc892b0"}}
-	b := claim{"web-main-77", "9d0e1f2a-2222-4b31-a23d-92ae2ed9a3c1", provision.Owner{Namespace: "team-b", Name: "main", UID: "5fa3352b-c9a8-4b31-a23d-92ae2ed9a3c1"}}
+	a := claim{"ci-pr-1", "0b6f7c1e-1111-4a20-b12c-81fd1dc892b0", claimpolicy.Owner{Namespace: "team-a", Name: "pr-1", UID: "4e92241a-b8f7-4a20-b12c-81fd1dc892b0"}}
+	b := claim{"web-main-77", "9d0e1f2a-2222-4b31-a23d-92ae2ed9a3c1", claimpolicy.Owner{Namespace: "team-b", Name: "main", UID: "5fa3352b-c9a8-4b31-a23d-92ae2ed9a3c1"}}
 	da, db := digests(a, class("10")), digests(b, class("10"))
 	if len(da) != 9 || !maps.Equal(da, db) {
 		t.Errorf("the same children of two claims of a class: digests differ:\n%v\n%v", da, db)
@@ -339,7 +339,7 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return u["metadata"].(map[string]any)["annotations"].(map[string]any)[provision.AppliedAnnotation]
+		return u["metadata"].(map[string]any)["annotations"].(map[string]any)[claimpolicy.AppliedAnnotation]
 	}
 	for _, pair := range [][2]string{{"ci-pr-1", "${1}"}, {"team-a", "${2}"}, {"$", "$$"}, {"${1}", "$${1}"}, {"ci-pr-1", "team-a"}} {
 		if digest(pair[0]) == digest(pair[1]) {

@@ -22,7 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
@@ -55,9 +55,9 @@ type claimScope struct {
 	// class is the resolved class; nil when refused before it was found.
 	class *tenancyv1alpha1.NamespaceClass
 	// owner is the claim as the ownership marks name it.
-	owner provision.Owner
+	owner claimpolicy.Owner
 	// desired is what the namespace and its objects should be.
-	desired provision.Desired
+	desired claimpolicy.Desired
 	// expiresAt is when the namespace is to be deleted by the hard TTL; zero when unknown.
 	expiresAt time.Time
 	// idleExpiresAt is when the namespace is to be deleted for idleness; zero when it is active or its
@@ -72,7 +72,7 @@ type claimScope struct {
 	request bool
 
 	// refusal is a user-fixable reason that stops provisioning.
-	refusal *provision.Refusal
+	refusal *claimpolicy.Refusal
 	// expired is set once the TTL passed; idleExpired when it was the idle TTL.
 	expired     bool
 	idleExpired bool

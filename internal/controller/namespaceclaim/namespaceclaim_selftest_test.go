@@ -30,8 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // selfTestCounts reads the self-test request counters.
@@ -76,7 +76,7 @@ func TestRepairedClaimIsSelfTestedWithAThrowawayToken(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}, sec)).To(Succeed())
 	rules0, _, tokens0 := selfTestCounts()
 
-	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: got.Status.Namespace, Name: provision.TenantRoleBindingName}}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: got.Status.Namespace, Name: claimpolicy.TenantRoleBindingName}}
 	g.Expect(k8s.Delete(ctx, rb)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)).To(Succeed())

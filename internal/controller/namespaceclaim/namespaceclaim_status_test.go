@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
@@ -51,11 +51,11 @@ func TestSetConditions(t *testing.T) {
 		{name: "expired", conds: ready, facts: func(s *claimScope) { s.expired = true; s.expiresAt = now }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ExpiredReason, wantMsg: "2026-11-23T12:00:00Z; its namespace is deleted. Delete this claim (kubectl delete namespaceclaim pr-1) before"},
 		{name: "released", facts: func(s *claimScope) { s.released = true }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ReleasedReason},
 		{name: "refused", facts: func(s *claimScope) {
-			s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.ClassNotFoundReason, Message: "no class x"}
+			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.ClassNotFoundReason, Message: "no class x"}
 		}, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.ClassNotFoundReason, wantMsg: "no class x"},
 		{name: "deletion wins over a refusal", facts: func(s *claimScope) {
 			s.deleting = "namespace y: terminating"
-			s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.ClassNotFoundReason}
+			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.ClassNotFoundReason}
 		}, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.NamespaceTerminatingReason},
 		{name: "namespace not usable yet", facts: func(s *claimScope) { s.childrenReady = true; s.unusable = "waiting for the quota" }, wantStatus: metav1.ConditionFalse, wantReason: tenancyv1alpha1.PendingReason, wantMsg: "quota"},
 		{name: "self-test found excess", facts: func(s *claimScope) {
@@ -171,11 +171,11 @@ func TestRequeueAfter(t *testing.T) {
 		{"quiet wait for a new namespace ends", func(s *claimScope) { s.quietUntil = now.Add(7 * time.Second); s.expiresAt = now.Add(time.Hour) }, 7 * time.Second},
 		{"quiet wait over", func(s *claimScope) { s.quietUntil = now.Add(-time.Second); s.expiresAt = now.Add(time.Hour) }, time.Hour},
 		{"Ready claim waits for the fence check", func(s *claimScope) { s.fencePending = true; s.expiresAt = now.Add(time.Hour) }, fencePendingPoll},
-		{"fence pending", func(s *claimScope) { s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.PendingReason} }, fencePendingPoll},
-		{"fence not intact", func(s *claimScope) { s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason} }, fencePoll},
-		{"other refusal", func(s *claimScope) { s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason} }, refusalPoll},
+		{"fence pending", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.PendingReason} }, fencePendingPoll},
+		{"fence not intact", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason} }, fencePoll},
+		{"other refusal", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason} }, refusalPoll},
 		{"refusal but renewal sooner", func(s *claimScope) {
-			s.refusal = &provision.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason}
+			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason}
 			s.renewAt = now.Add(10 * time.Second)
 		}, 10 * time.Second},
 		{"failed self-test backs off", func(s *claimScope) {

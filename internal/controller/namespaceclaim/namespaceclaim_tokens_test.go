@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // An only-once claim whose ServiceAccount is recreated holds a dead token, and gets no other: it must
@@ -103,7 +103,7 @@ func TestSecretWrittenBeforeItsStatusKeepsItsOnlyOnceToken(t *testing.T) {
 		c.Annotations = map[string]string{tenancyv1alpha1.TokenPolicyAnnotation: tenancyv1alpha1.TokenPolicyOnlyOnce}
 	})
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
-	g.Expect(got.Status.TokenExpiresAt.Sub(testClock.Now())).To(BeNumerically("<", provision.DefaultRenewBefore),
+	g.Expect(got.Status.TokenExpiresAt.Sub(testClock.Now())).To(BeNumerically("<", claimpolicy.DefaultRenewBefore),
 		"the token is inside the window in which a token that is not only-once would be renewed")
 	key := client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}
 	sec := &corev1.Secret{}

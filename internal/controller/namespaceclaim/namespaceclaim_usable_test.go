@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 func TestQuotaPending(t *testing.T) {
@@ -118,11 +118,11 @@ func TestNotReadyUntilNamespaceIsUsable(t *testing.T) {
 
 	got := waitFor(t, quotaClaim, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.PendingReason)
 	ready := meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.ReadyCondition)
-	g.Expect(ready.Message).To(ContainSubstring("ResourceQuota " + provision.ResourceQuotaName))
+	g.Expect(ready.Message).To(ContainSubstring("ResourceQuota " + claimpolicy.ResourceQuotaName))
 	g.Expect(meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.NamespaceReadyCondition).Reason).To(Equal(tenancyv1alpha1.PendingReason))
 	g.Expect(meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.CredentialsReadyCondition)).To(BeNil(), "no credentials while not usable")
 	quota := &corev1.ResourceQuota{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: provision.ResourceQuotaName}, quota)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: claimpolicy.ResourceQuotaName}, quota)).To(Succeed())
 	g.Expect(quota.Status.Hard).To(BeEmpty(), "nothing computed the quota's status")
 	// A new claim reports the wait only once it has lasted pendingQuiet: no status was written before.
 	ns := &corev1.Namespace{}
@@ -141,6 +141,6 @@ func TestNotReadyUntilNamespaceIsUsable(t *testing.T) {
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: kube.DefaultServiceAccount}, &corev1.ServiceAccount{})).To(Succeed())
 	}
 	got = getClaim(g, quotaClaim)
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: provision.ResourceQuotaName}, quota)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: claimpolicy.ResourceQuotaName}, quota)).To(Succeed())
 	g.Expect(quotaPending(quota, quota)).To(BeEmpty(), "status.hard matches spec.hard once Ready")
 }

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // classIndex indexes claims by the class they use or would use ("" for the default class).
@@ -37,7 +37,7 @@ const classIndex = "nsclaim.classOf"
 func indexClaims(ctx context.Context, idx client.FieldIndexer) error {
 	return idx.IndexField(ctx, &tenancyv1alpha1.NamespaceClaim{}, classIndex, func(o client.Object) []string {
 		claim := o.(*tenancyv1alpha1.NamespaceClaim)
-		if c := provision.ClassOf(claim); c != claim.Spec.ClassName {
+		if c := claimpolicy.ClassOf(claim); c != claim.Spec.ClassName {
 			return []string{claim.Spec.ClassName, c}
 		}
 		return []string{claim.Spec.ClassName}
@@ -46,7 +46,7 @@ func indexClaims(ctx context.Context, idx client.FieldIndexer) error {
 
 // markedToClaim maps an object carrying nsclaim's ownership marks to its claim.
 func markedToClaim(_ context.Context, obj client.Object) []reconcile.Request {
-	o, ok := provision.OwnerFromMarks(obj)
+	o, ok := claimpolicy.OwnerFromMarks(obj)
 	if !ok {
 		return nil
 	}
@@ -64,7 +64,7 @@ func (r *NamespaceClaimReconciler) childToClaim(ctx context.Context, obj client.
 	ns := obj.GetNamespace()
 	if ns == "" {
 		var ok bool
-		if ns, ok = provision.WatchedNamespace(obj.GetName()); !ok {
+		if ns, ok = claimpolicy.WatchedNamespace(obj.GetName()); !ok {
 			return nil
 		}
 	}

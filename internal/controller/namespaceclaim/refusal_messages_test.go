@@ -24,7 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // TestRefusalMessagesNameAnAction: a refusal about an immutable field tells the requester to make a new
@@ -37,7 +37,7 @@ func TestRefusalMessagesNameAnAction(t *testing.T) {
 	claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ci", Name: "pr-1"}}
 	cases := []struct {
 		name       string
-		refusal    *provision.Refusal
+		refusal    *claimpolicy.Refusal
 		wantReason string
 		want       []string
 		notWant    []string

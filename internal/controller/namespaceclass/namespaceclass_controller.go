@@ -32,9 +32,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // classRecheck is how often a class is checked again: the operator's own RBAC may change.
@@ -64,8 +64,8 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := class.DeepCopy()
-	var notBindable []provision.ClusterRoleField
-	for _, f := range provision.ClusterRoleFields(class) {
+	var notBindable []claimpolicy.ClusterRoleField
+	for _, f := range claimpolicy.ClusterRoleFields(class) {
 		ok, err := r.mayBind(ctx, f.Name)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -80,7 +80,7 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, ref := range []*provision.Refusal{provision.NotBindable(class, notBindable), provision.CheckPodSecurity(class, r.MinimumPodSecurity), stampRef} {
+	for _, ref := range []*claimpolicy.Refusal{claimpolicy.NotBindable(class, notBindable), claimpolicy.CheckPodSecurity(class, r.MinimumPodSecurity), stampRef} {
 		if ref != nil {
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ref.Reason, ref.Message
 			break
@@ -93,7 +93,7 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			return ctrl.Result{}, fmt.Errorf("patching NamespaceClass status: %w", err)
 		}
 	}
-	if provision.IsRequesterMode(class) {
+	if claimpolicy.IsRequesterMode(class) {
 		return ctrl.Result{RequeueAfter: stampRecheck}, nil
 	}
 	return ctrl.Result{RequeueAfter: classRecheck}, nil
@@ -101,8 +101,8 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 
 // checkStamp, for a class of credentials mode Requester, reads the creator stamp its claims depend on
 // and returns the refusal its claims would get while it is missing or altered.
-func (r *NamespaceClassReconciler) checkStamp(ctx context.Context, class *tenancyv1alpha1.NamespaceClass) (*provision.Refusal, error) {
-	if !provision.IsRequesterMode(class) {
+func (r *NamespaceClassReconciler) checkStamp(ctx context.Context, class *tenancyv1alpha1.NamespaceClass) (*claimpolicy.Refusal, error) {
+	if !claimpolicy.IsRequesterMode(class) {
 		return nil, nil
 	}
 	var reader client.Reader = r.Client
@@ -113,7 +113,7 @@ func (r *NamespaceClassReconciler) checkStamp(ctx context.Context, class *tenanc
 	if err != nil {
 		return nil, err
 	}
-	return provision.CheckClassStamp(class, provision.StampState(st)), nil
+	return claimpolicy.CheckClassStamp(class, claimpolicy.StampState(st)), nil
 }
 
 // mayBind asks the API server whether the operator may bind ClusterRole name. The operator binds only

@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // OrphanReconciler deletes a namespace that carries nsclaim's ownership marks when the claim the marks
@@ -57,7 +57,7 @@ func (r *OrphanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Get(ctx, req.NamespacedName, ns); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	owner, ok := provision.OwnerFromMarks(ns)
+	owner, ok := claimpolicy.OwnerFromMarks(ns)
 	if !ok || !ns.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
@@ -94,7 +94,7 @@ func (r *OrphanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // the operator was down are found) and the deletion of claims, which maps to their namespaces.
 func (r *OrphanReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&corev1.Namespace{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return provision.IsManaged(o) }))).
+		For(&corev1.Namespace{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return claimpolicy.IsManaged(o) }))).
 		Watches(&tenancyv1alpha1.NamespaceClaim{}, handler.EnqueueRequestsFromMapFunc(r.claimToNamespaces),
 			builder.WithPredicates(predicate.Funcs{
 				CreateFunc:  func(event.CreateEvent) bool { return false },

@@ -14,10 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package provision holds nsclaim's pure decisions: how a namespace is named, which class and TTL
+// Package claimpolicy holds nsclaim's pure decisions: how a namespace is named, which class and TTL
 // apply to a claim, whether a claim may proceed, and what every object it owns should look like. It
 // does no I/O.
-package provision
+package claimpolicy
 
 import (
 	"crypto/sha256"
