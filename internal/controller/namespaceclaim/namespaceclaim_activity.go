@@ -35,7 +35,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 
 // reconcileActivity observes the activity of the namespace a claim holds (its Pods Pending, Running or
-// Unknown, and the claim's heartbeat annotation) and records it in the claim's status (podsActive,
+// Unknown, and the claim's heartbeat annotation) and records it for the claim's status (podsActive,
 // lastActivity, idleExpiresAt) and the idle expiry in the scope, for reconcileExpiry. It does nothing
 // for a claim that holds no namespace, whose class is unknown, or that expired; Reconcile calls it again
 // after the phases when the namespace was recorded meanwhile. A spec.keep beyond the class is refused by
@@ -47,7 +47,7 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 	}
 	s.activityObserved = true
 	idleTTL, _, _ := claimpolicy.IdleTTL(claim, s.class)
-	pods, err := r.countActivePods(ctx, claim.Status.Namespace)
+	pods, err := r.countActivePods(ctx, s.heldNamespace())
 	if err != nil {
 		return err
 	}
@@ -60,12 +60,12 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 		in.Heartbeat = hb.UTC().Truncate(time.Second)
 	}
 	a := claimpolicy.IdleActivity(in)
-	claim.Status.PodsActive = a.Active
-	claim.Status.LastActivity = credentials.ExpiryTime(a.LastActivity)
-	claim.Status.IdleExpiresAt = nil
+	s.found.podsActive.set(a.Active)
+	s.found.lastActivity.set(credentials.ExpiryTime(a.LastActivity))
+	s.found.idleExpiresAt.set(nil)
 	s.idleExpiresAt = a.IdleExpiresAt
 	if !a.IdleExpiresAt.IsZero() {
-		claim.Status.IdleExpiresAt = credentials.ExpiryTime(a.IdleExpiresAt)
+		s.found.idleExpiresAt.set(credentials.ExpiryTime(a.IdleExpiresAt))
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		return nil
 	}
 	s.class = class
-	claim.Status.ClassName = class.Name
+	s.found.className.set(class.Name)
 
 	requester := &corev1.Namespace{}
 	if err := r.Get(ctx, client.ObjectKey{Name: claim.Namespace}, requester); err != nil {
@@ -107,7 +107,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	}
 	if s.refusal == nil {
 		s.expiresAt = claim.CreationTimestamp.Add(ttl)
-		claim.Status.ExpiresAt = credentials.ExpiryTime(s.expiresAt)
+		s.found.expiresAt.set(credentials.ExpiryTime(s.expiresAt))
 	}
 	prefix := class.Spec.Naming.Prefix
 	if request {
@@ -150,9 +150,9 @@ func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claim
 	} else {
 		// The earlier of the two clocks ends the claim.
 		s.idleExpired = idle && (!hard || s.idleExpiresAt.Before(s.expiresAt))
-		s.claim.Status.PodsActive = false
+		s.found.podsActive.set(false)
 		if !s.idleExpired {
-			s.claim.Status.IdleExpiresAt = nil
+			s.found.idleExpiresAt.set(nil)
 		}
 	}
 	name := s.claim.Status.Namespace

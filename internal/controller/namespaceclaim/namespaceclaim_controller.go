@@ -193,7 +193,7 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 
 	defer func() {
-		setConditions(s, reterr)
+		setStatus(s, reterr)
 		if reterr == nil && s.quietUntil.After(s.now) {
 			// Nothing to say yet: the namespace will be usable in a moment (see quietUntil).
 			claim.Status = *before.Status.DeepCopy()
@@ -253,74 +253,64 @@ func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, clai
 	return nil
 }
 
-// reconcileNormal runs the phases in order. Expiry runs whatever the claim's spec or class says. A
-// refusal stops a claim that holds no namespace before anything is made; a claim that holds one keeps
-// its namespace repaired (unless the class itself cannot be provisioned) but gets no new credentials
-// while refused. A phase that records a refusal, a release or a terminating namespace stops the rest.
+// claimPhase is one sub-reconciler of reconcileNormal: it records what it found in the scope and
+// returns an error only for a failed API call.
+type claimPhase func(context.Context, *claimScope) error
+
+// reconcileNormal runs the phases in order. The first four observe the claim's lifecycle whatever its
+// spec or class says: its class and refusals, its activity, its expiry, its creator. The rest run one
+// after the other until the scope's one stop rule (claimScope.stopped) says the claim goes no further:
+// a claim that holds a namespace is repaired under the refusal it came in with (repair phases), but
+// gets no new credentials while refused.
 func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claimScope) error {
-	if err := r.reconcileClass(ctx, s); err != nil {
-		return err
+	for _, phase := range []claimPhase{r.reconcileClass, r.reconcileActivity, r.reconcileExpiry, r.reconcileCreator} {
+		if err := phase(ctx, s); err != nil {
+			return err
+		}
 	}
-	if err := r.reconcileActivity(ctx, s); err != nil {
-		return err
+	s.repairRefusal = s.refusal
+	for _, p := range []struct {
+		run    claimPhase
+		repair bool
+	}{
+		{r.reconcileFence, true},
+		{r.reconcileNamespace, true},
+		{r.reconcileRequestOwner, true},
+		{r.reconcileChildren, true},
+		{r.reconcileModeSwitch, true},
+		{r.reconcileUsable, false},
+		{r.reconcileAccess, false},
+	} {
+		if s.stopped(p.repair) {
+			return nil
+		}
+		if err := p.run(ctx, s); err != nil {
+			return err
+		}
 	}
-	if err := r.reconcileExpiry(ctx, s); err != nil {
-		return err
-	}
-	if err := r.reconcileCreator(ctx, s); err != nil {
-		return err
-	}
-	if s.expired || s.class == nil {
-		return nil
-	}
-	if s.refusal != nil && (!s.held() || blocksRepair(s.refusal.Reason)) {
-		return nil
-	}
+	return nil
+}
+
+// reconcileFence holds the claim back while the admission fence is not in place: a claim that was
+// Ready waits, status unchanged, for the fence's first check (fencePending); any other is refused.
+func (r *NamespaceClaimReconciler) reconcileFence(_ context.Context, s *claimScope) error {
 	if ref := r.fenceRefusal(); ref != nil {
 		if waitForFence(ref, s.claim) {
 			s.fencePending = true
 			return nil
 		}
 		s.refusal = ref
-		return nil
 	}
-	refused := s.refusal
-	halted := func() bool { return s.refusal != refused || s.released || s.terminating != "" }
-	for _, phase := range []func(context.Context, *claimScope) error{
-		r.reconcileNamespace,
-		r.reconcileRequestOwner,
-		r.reconcileChildren,
-	} {
-		if err := phase(ctx, s); err != nil {
-			return err
-		}
-		if halted() {
-			return nil
-		}
-	}
+	return nil
+}
+
+// reconcileModeSwitch deletes the token of a claim whose class switched to credentials mode
+// Requester: such a claim keeps no token, refused or not.
+func (r *NamespaceClaimReconciler) reconcileModeSwitch(ctx context.Context, s *claimScope) error {
 	if claimpolicy.IsRequesterMode(s.class) {
-		// A claim whose class switched to mode Requester keeps no token, refused or not.
-		if err := r.deleteCredentials(ctx, s); err != nil {
-			return err
-		}
+		return r.deleteCredentials(ctx, s)
 	}
-	if s.refusal != nil {
-		return nil
-	}
-	if s.grantsAt.After(s.now) {
-		// The namespace's name was in use moments ago: no binding names its tenant yet, so no token,
-		// no self-test and no Ready until the previous holder's token cannot authenticate.
-		s.unusable = grantsWaitMessage(s.desired.Namespace.Name, s.grantsAt)
-		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
-		return nil
-	}
-	if err := r.reconcileUsable(ctx, s); err != nil || s.unusable != "" {
-		if err == nil && s.namespace != nil {
-			s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
-		}
-		return err
-	}
-	return r.reconcileAccess(ctx, s)
+	return nil
 }
 
 // reconcileAccess gives the claim's identity its access once the namespace is usable. In mode

@@ -138,14 +138,12 @@ func (s *claimScope) scheduleToken(rec *credentials.Record, saUID string) creden
 	return credentials.Schedule(s.now, rec, saUID, claimpolicy.RenewBefore(s.class))
 }
 
-// keepToken records in the claim's status the token rec describes, in the Secret name, as kept by the
+// keepToken records for the claim's status the token rec describes, in the Secret name, as kept by the
 // decision d (scheduleToken), and sets the scope's renewAt to d.RenewAt (zero for a token issued only
 // once, which is never renewed).
 func keepToken(s *claimScope, name string, rec *credentials.Record, d credentials.Decision) {
 	s.renewAt = d.RenewAt
-	s.claim.Status.CredentialsSecretName = name
-	s.claim.Status.TokenExpiresAt = credentials.ExpiryTime(rec.ExpiresAt)
-	s.claim.Status.TokenServiceAccountUID = rec.ServiceAccountUID
+	s.found.recordToken(name, rec.ExpiresAt, rec.ServiceAccountUID)
 }
 
 // writeCredentials writes the token planCredentials minted to the claim's Secret (creating it, or
@@ -193,12 +191,10 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	if !s.tokenOnce {
 		s.renewAt = tok.ExpiresAt.Add(-claimpolicy.RenewBefore(s.class))
 	}
-	claim.Status.CredentialsSecretName = p.name
-	claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
-	claim.Status.TokenServiceAccountUID = tok.ServiceAccountUID
+	s.found.recordToken(p.name, tok.ExpiresAt, tok.ServiceAccountUID)
 	if tok.CredentialID != "" {
-		first := len(claim.Status.IssuedTokens) == 0
-		claim.Status.IssuedTokens = credentials.RecordIssued(claim.Status.IssuedTokens, tok.CredentialID, s.now, tok.ExpiresAt)
+		first := len(claim.Status.IssuedTokens) == 0 && len(s.found.issued) == 0
+		s.found.issued = append(s.found.issued, issuedToken{id: tok.CredentialID, expires: tok.ExpiresAt})
 		if r.Recorder != nil && !first {
 			// The credential ID joins the token's requests in the audit log to this claim; it cannot
 			// authenticate, the token itself is never in an Event. The first token's ID is in the
@@ -248,7 +244,7 @@ func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimS
 	logf.FromContext(ctx).Info("Kept the token of a Secret written before its claim's status recorded it", "secret", klog.KObj(sec), "expiresAt", found.ExpiresAt)
 	keepToken(s, p.name, found, d)
 	if id, err := credentials.CredentialID(value); err == nil && id != "" {
-		claim.Status.IssuedTokens = credentials.RecordIssued(claim.Status.IssuedTokens, id, s.now, found.ExpiresAt)
+		s.found.issued = append(s.found.issued, issuedToken{id: id, expires: found.ExpiresAt})
 	}
 	s.credentialsReady = true
 	return true, nil
@@ -312,9 +308,7 @@ func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *cla
 		}
 		logf.FromContext(ctx).Info("Deleted the credentials of a namespace that is going", "secret", klog.KObj(sec))
 	}
-	claim.Status.CredentialsSecretName = ""
-	claim.Status.TokenExpiresAt = nil
-	claim.Status.TokenServiceAccountUID = ""
+	s.found.clearToken()
 	return nil
 }
 

@@ -66,6 +66,7 @@ func TestScheduleAndKeepToken(t *testing.T) {
 			}
 			s.renewAt = now.Add(time.Minute) // a kept token overrides whatever was there
 			keepToken(s, "creds", tc.rec, d)
+			applyFacts(&s.found, &s.claim.Status, s.now)
 			st := s.claim.Status
 			if st.CredentialsSecretName != "creds" || !st.TokenExpiresAt.Time.Equal(tc.rec.ExpiresAt) || st.TokenServiceAccountUID != "sa" {
 				t.Fatalf("status records %q %v %q", st.CredentialsSecretName, st.TokenExpiresAt, st.TokenServiceAccountUID)

@@ -71,7 +71,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	}
 	if len(waiting) > 0 {
 		s.deleting = strings.Join(waiting, "; ")
-		setConditions(s, nil)
+		setStatus(s, nil)
 		if err := r.patchStatus(ctx, before, claim); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -144,7 +144,7 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 
 func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Namespace) error {
 	s.namespace = ns
-	s.claim.Status.Namespace = ns.Name
+	s.found.namespace.set(ns.Name)
 	return nil
 }
 

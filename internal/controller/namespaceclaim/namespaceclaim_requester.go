@@ -25,8 +25,8 @@ import (
 
 // creatorBound reports whether the claim's creator was bound before: status.boundUser names it.
 func creatorBound(s *claimScope) bool {
-	c := s.claim
-	return c.Spec.Creator != nil && c.Status.BoundUser != "" && c.Status.BoundUser == c.Spec.Creator.Username
+	c, user := s.claim, s.boundUser()
+	return c.Spec.Creator != nil && user != "" && user == c.Spec.Creator.Username
 }
 
 // reconcileCreator, for a class of credentials mode Requester, checks that the claim's creator was
@@ -58,7 +58,7 @@ func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *clai
 		claimpolicy.BindCreator(&s.desired, s.claim.Spec.Creator, s.class)
 	} else {
 		claimpolicy.Unbind(&s.desired)
-		s.claim.Status.BoundUser = ""
+		s.found.boundUser.set("")
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func (r *NamespaceClaimReconciler) reconcileRequesterAccess(ctx context.Context,
 	if s.selfTest != nil && !s.selfTest.OK() {
 		return nil
 	}
-	s.claim.Status.BoundUser = s.claim.Spec.Creator.Username
+	s.found.boundUser.set(s.claim.Spec.Creator.Username)
 	s.creatorBound = true
 	return nil
 }

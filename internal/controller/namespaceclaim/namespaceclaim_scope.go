@@ -46,11 +46,13 @@ const (
 	selfTestMaxBackoff = 5 * time.Minute
 )
 
-// claimScope carries what one reconcile of a claim learned. Phases record facts here; setConditions
-// turns them into status at the end. Nothing in it outlives the reconcile.
+// claimScope carries what one reconcile of a claim learned. Phases record facts here; setStatus turns
+// them into status at the end. Nothing in it outlives the reconcile.
 type claimScope struct {
 	claim *tenancyv1alpha1.NamespaceClaim
 	now   time.Time
+	// found are the status fields the phases found (see statusFacts); setStatus writes them.
+	found statusFacts
 
 	// class is the resolved class; nil when refused before it was found.
 	class *tenancyv1alpha1.NamespaceClass
@@ -73,6 +75,9 @@ type claimScope struct {
 
 	// refusal is a user-fixable reason that stops provisioning.
 	refusal *claimpolicy.Refusal
+	// repairRefusal is the refusal the claim had when the lifecycle phases were done: a claim that
+	// holds its namespace is still repaired under it (see stopped).
+	repairRefusal *claimpolicy.Refusal
 	// expired is set once the TTL passed; idleExpired when it was the idle TTL.
 	expired     bool
 	idleExpired bool
@@ -132,8 +137,30 @@ func (s *claimScope) leaveLimit() {
 	}
 }
 
-// held reports whether the claim holds a namespace (recorded in its status).
-func (s *claimScope) held() bool { return s.claim.Status.Namespace != "" }
+// stopped is reconcileNormal's one stop rule: whether the claim goes no further than the phases that
+// ran. It goes no further once it expired, has no class, was released by its tenant, has a terminating
+// namespace, waits for the fence's first check or for its namespace to become usable; or while it is
+// refused, except that a repair phase runs for a claim that holds its namespace under the refusal it
+// came in with, unless that refusal blocks repair too (blocksRepair).
+func (s *claimScope) stopped(repair bool) bool {
+	switch {
+	case s.expired, s.class == nil, s.released, s.terminating != "", s.fencePending, s.unusable != "":
+		return true
+	case s.refusal == nil:
+		return false
+	}
+	return !repair || s.refusal != s.repairRefusal || !s.held() || blocksRepair(s.refusal.Reason)
+}
+
+// held reports whether the claim holds a namespace (recorded in its status, or found in this reconcile).
+func (s *claimScope) held() bool { return s.heldNamespace() != "" }
+
+// heldNamespace is the namespace the claim holds: found in this reconcile, else recorded in its status.
+func (s *claimScope) heldNamespace() string { return s.found.namespace.or(s.claim.Status.Namespace) }
+
+// boundUser is the creator the claim's RoleBindings name: found in this reconcile, else recorded in its
+// status.
+func (s *claimScope) boundUser() string { return s.found.boundUser.or(s.claim.Status.BoundUser) }
 
 // requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
 func (s *claimScope) requeueAfter() time.Duration {

@@ -27,11 +27,14 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
-// setConditions derives the claim's conditions and observedGeneration from what the reconcile recorded
-// in s. err is the reconcile's error: an internal failure leaves a Ready claim Ready (the reconcile is
-// retried) and otherwise shows a generic reason, with the details in the log only.
-func setConditions(s *claimScope, err error) {
+// setStatus is the claim's one status writer: it writes the status fields the phases found
+// (statusFacts) and derives the conditions, phase and observedGeneration from what the reconcile
+// recorded in s. err is the reconcile's error: an internal failure leaves a Ready claim Ready (the
+// reconcile is retried) and otherwise shows a generic reason, with the details in the log only; the
+// fields found before it are written either way.
+func setStatus(s *claimScope, err error) {
 	claim := s.claim
+	applyFacts(&s.found, &claim.Status, s.now)
 	defer func() { claim.Status.Phase = phaseOf(claim) }()
 	gen := claim.Generation
 	set := func(t string, ok bool, reason, msg string) {

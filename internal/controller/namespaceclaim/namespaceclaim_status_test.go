@@ -93,7 +93,7 @@ func TestSetConditions(t *testing.T) {
 			claim.Status.Namespace = "ci-pr-1"
 			s := &claimScope{claim: claim, now: now}
 			tc.facts(s)
-			setConditions(s, tc.err)
+			setStatus(s, tc.err)
 			rc := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 			if rc == nil {
 				t.Fatal("no Ready condition")

@@ -29,7 +29,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// reconcileUsable records whether a Pod that fits the class can be created in the namespace at once,
+// reconcileUsable records whether the namespace is usable yet, in s.unusable: not while its name,
+// in use moments ago, holds back its grants (see informers.NamespaceReuse: no binding names its tenant
+// yet, so no token, no self-test and no Ready until the previous holder's token cannot authenticate),
+// nor until checkUsable finds it usable. A namespace not usable yet keeps a claim provisioned for the
+// first time quiet for a moment (quietUntil).
+func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claimScope) error {
+	if s.grantsAt.After(s.now) {
+		s.unusable = grantsWaitMessage(s.desired.Namespace.Name, s.grantsAt)
+	} else if err := r.checkUsable(ctx, s); err != nil {
+		return err
+	}
+	if s.unusable != "" && s.namespace != nil {
+		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
+	}
+	return nil
+}
+
+// checkUsable records whether a Pod that fits the class can be created in the namespace at once,
 // so that Ready means usable: the class's ResourceQuota is in force (kube-controller-manager computed
 // its status for the limits the class sets; until then the quota admission plugin either enforces
 // nothing or refuses Pods with "status unknown for quota") and the `default` ServiceAccount exists.
@@ -38,7 +55,7 @@ import (
 // The quota is read from the cache, whose watch brings its status; the ServiceAccount, which the
 // label-selected cache does not hold, from informers.DefaultServiceAccounts (without it, with one metadata-only
 // GET and a poll while it is missing), and only once the quota is in force.
-func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claimScope) error {
+func (r *NamespaceClaimReconciler) checkUsable(ctx context.Context, s *claimScope) error {
 	if s.repaired == 0 && readyFor(s.claim) {
 		return nil
 	}
