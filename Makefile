@@ -199,7 +199,7 @@ GIT_INDEX_FILE=$(VERIFY_INDEX) git add -A -- $(VERIFY_PATHS) && GIT_INDEX_FILE=$
 endef
 
 .PHONY: verify
-verify: controller-gen kustomize operator-sdk opm actionlint ## Regenerate code, CRDs, RBAC, the bundle and docs/metrics.md, run go fmt, validate the catalog; fail if anything changed; lint the GitHub workflows; check the release notes and history.
+verify: controller-gen kustomize operator-sdk opm actionlint ## Regenerate code, CRDs, RBAC, the bundle and docs/metrics.md, run go fmt, validate the catalog; fail if anything changed or go.mod is not tidy; lint the GitHub workflows; check the release notes and history.
 	@mkdir -p $(dir $(VERIFY_INDEX))
 	@before=$$($(tree-of-working-copy)); test -n "$$before"; \
 	$(MAKE) --no-print-directory manifests generate fmt bundle metrics-docs catalog-validate; \
@@ -208,6 +208,7 @@ verify: controller-gen kustomize operator-sdk opm actionlint ## Regenerate code,
 		echo "Generated files are out of date; run 'make manifests generate fmt bundle metrics-docs' and commit:"; \
 		git --no-pager diff --stat "$$before" "$$after"; git --no-pager diff "$$before" "$$after" | head -200; exit 1; fi; \
 	echo "verify: nothing generated is out of date"
+	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run 'go mod tidy' and commit"; exit 1; }
 	$(MAKE) --no-print-directory lint-workflows
 	hack/releases.sh check
 

@@ -26,7 +26,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -41,7 +41,7 @@ import (
 func TestRunnable(t *testing.T) {
 	env, cfg := startEnvtest(t)
 	g := NewWithT(t)
-	admin, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	admin, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -103,7 +103,7 @@ func TestRunnable(t *testing.T) {
 func TestRunnableWatches(t *testing.T) {
 	env, cfg := startEnvtest(t)
 	g := NewWithT(t)
-	admin, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	admin, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -157,7 +157,7 @@ func TestRunnableWatches(t *testing.T) {
 func TestRunnableAcceptsThePreviousRelease(t *testing.T) {
 	env, cfg := startEnvtest(t)
 	g := NewWithT(t)
-	admin, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	admin, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -212,7 +212,7 @@ func TestCheckWithoutRBAC(t *testing.T) {
 	g := NewWithT(t)
 	user, err := env.AddUser(envtest.User{Name: "nobody"}, cfg)
 	g.Expect(err).NotTo(HaveOccurred())
-	c, err := client.New(user.Config(), client.Options{Scheme: scheme.Scheme})
+	c, err := client.New(user.Config(), client.Options{Scheme: clientgoscheme.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	want, err := Shipped()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -264,7 +264,7 @@ func userWithMarkerRBAC(ctx context.Context, t *testing.T, env *envtest.Environm
 	})).To(Succeed())
 	user, err := env.AddUser(envtest.User{Name: "fence-reader"}, env.Config)
 	g.Expect(err).NotTo(HaveOccurred())
-	c, err := client.New(rest.CopyConfig(user.Config()), client.Options{Scheme: scheme.Scheme})
+	c, err := client.New(rest.CopyConfig(user.Config()), client.Options{Scheme: clientgoscheme.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 	// RBAC caches settle within moments; wait until the binding is in effect.
 	g.Eventually(func() error {

@@ -56,7 +56,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -68,7 +68,7 @@ var (
 
 const className = "node"
 
-func init() { ctrllog.SetLogger(logr.Discard()) }
+func init() { logf.SetLogger(logr.Discard()) }
 
 // cluster returns the admin client, or skips (fails with NSCLAIM_REQUIRE_NODE=1) without a cluster.
 func cluster(t *testing.T) (client.Client, *rest.Config) {
