@@ -154,6 +154,9 @@ var nonReasons = map[string]bool{
 	"KubeconfigServerReachable": true, "KubeconfigServerInClusterOnly": true, "FenceIntact": true,
 	"NamespaceReady": true, "CredentialsReady": true, "PermissionsVerified": true, "Requester": true,
 	"ServiceAccountToken": true,
+	// Kubernetes' and controller-runtime's names that docs/ uses.
+	"MutatingAdmissionPolicyBinding": true, "PartialObjectMetadata": true, "LeaseDuration": true,
+	"RenewDeadline": true, "RequeueAfter": true, "ResponseComplete": true,
 }
 
 // otherToolsFlags are flags of kubectl, operator-sdk and go the README and the CSV show in commands.
@@ -163,6 +166,10 @@ var otherToolsFlags = map[string]bool{
 	"namespace": true, "field-manager": true, "force-conflicts": true, "dry-run": true, "output": true,
 	"selector": true, "all-namespaces": true, "select-optional": true, "run": true, "from-literal": true,
 	"manifest-url": true,
+	// docs/ also shows kube-apiserver, kubectl, kube-proxy, jq, operator-sdk and kwok flags.
+	"arg": true, "cleanup": true, "field-selector": true, "service-account-max-token-expiration": true,
+	"context": true, "wait-time": true, "debug": true, "prevent-wakeup": true, "authentication-config": true,
+	"audit-log-format": true,
 }
 
 // notSettings are NSCLAIM_ names in the README that are not the manager's settings: the CI secret that
@@ -173,16 +180,34 @@ var (
 	flagRef     = regexp.MustCompile("(?:^|[\\s`(])--([a-z][a-z0-9-]+)")
 	flagDef     = regexp.MustCompile(`\.\w+Var\(&[^,]+, "([a-z0-9-]+)"`)
 	envRef      = regexp.MustCompile(`\bNSCLAIM_[A-Z_]+[A-Z]\b`)
-	metricRef   = regexp.MustCompile(`\bnsclaim_[a-z_]+[a-z]\b`)
+	metricRef   = regexp.MustCompile(`(?:^|[^\w-])(nsclaim_[a-z_]+[a-z])\b`)
 	histogramRe = regexp.MustCompile(`_(bucket|sum|count)$`)
 )
 
-// TestUserDocsNameWhatTheCodeHas: the README and the CSV's description name no condition reason, manager
-// flag, NSCLAIM_ setting or nsclaim_ metric that the code does not have.
+// userDocs are the documents a user reads: the README, the CSV's description (as written and as
+// bundled) and docs/, but for docs/metrics.md, which is generated from the code.
+func userDocs(t *testing.T) []string {
+	t.Helper()
+	docs := []string{"README.md", "config/manifests/bases/nsclaim-operator.clusterserviceversion.yaml",
+		"bundle/manifests/nsclaim-operator.clusterserviceversion.yaml"}
+	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("docs/*.md: %d files, %v", len(files), err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) != "metrics.md" {
+			docs = append(docs, filepath.Join("docs", filepath.Base(f)))
+		}
+	}
+	return docs
+}
+
+// TestUserDocsNameWhatTheCodeHas: the README, the CSV's description and docs/ name no condition reason,
+// manager flag, NSCLAIM_ setting or nsclaim_ metric that the code does not have.
 func TestUserDocsNameWhatTheCodeHas(t *testing.T) {
 	reasons := reasonConstants(t)
 	var src strings.Builder
-	for _, f := range []string{"cmd/main.go", "cmd/fence.go", "cmd/kubeconfig_server.go", "internal/testenv/testenv.go"} {
+	for _, f := range []string{"cmd/main.go", "cmd/fence.go", "cmd/kubeconfig_server.go", "internal/testenv/testenv.go", "internal/memlimit/memlimit.go"} {
 		src.WriteString(readRepoFile(t, f))
 	}
 	// The kubectl plugin, the GitHub Action and the GitLab component: their flags and the variables
@@ -205,33 +230,170 @@ func TestUserDocsNameWhatTheCodeHas(t *testing.T) {
 	if len(flags) < 5 {
 		t.Fatalf("found only %d flags in cmd/; the pattern missed some", len(flags))
 	}
-	metrics := readRepoFile(t, "docs/metrics.md") // generated from internal/monitoring; make verify keeps it current
-	for _, doc := range []string{"README.md", "config/manifests/bases/nsclaim-operator.clusterserviceversion.yaml"} {
-		text := readRepoFile(t, doc)
-		if doc != "README.md" {
-			// The CSV's description only: the rest of the file names kinds and fields.
-			_, text, _ = strings.Cut(text, "description: |")
-			text, _, _ = strings.Cut(text, "\n  displayName:")
+	known := knownNames{reasons: reasons, flags: flags, src: src.String(), tools: tools.String(),
+		metrics: readRepoFile(t, "docs/metrics.md"), // generated from internal/monitoring; make verify keeps it current
+		code:    repoCode(t)}
+	for _, doc := range userDocs(t) {
+		checkUserDoc(t, doc, known)
+	}
+}
+
+// knownNames are what the code defines that user docs may name.
+type knownNames struct {
+	reasons, flags map[string]bool
+	// src is the manager's source, tools the plugin's, the Action's and the component's.
+	src, tools string
+	// metrics is docs/metrics.md.
+	metrics string
+	code    repoNames
+}
+
+// checkUserDoc reports every reason, flag, NSCLAIM_ setting and metric doc names that known lacks.
+func checkUserDoc(t *testing.T, doc string, known knownNames) {
+	t.Helper()
+	text := readRepoFile(t, doc)
+	if strings.HasSuffix(doc, ".clusterserviceversion.yaml") {
+		// The CSV's description only: the rest of the file names kinds and fields.
+		_, text, _ = strings.Cut(text, "description: |")
+		text, _, _ = strings.Cut(text, "\n  displayName:")
+	}
+	// docs/ is for admins and developers too: it may also name the code (a function, a type, a
+	// test), the alerts, and the flags and settings of the test tools, each of which must exist.
+	inDocs := strings.HasPrefix(doc, "docs/")
+	for _, m := range camelCase.FindAllStringSubmatch(text, -1) {
+		if !known.reasons[m[1]] && !nonReasons[m[1]] && (!inDocs || !known.code.names[m[1]]) {
+			t.Errorf("%s names `%s`, which is no reason in api/v1alpha1 (nor a kind or condition the test knows%s)", doc, m[1],
+				map[bool]string{true: ", nor a name the code or an alert defines", false: ""}[inDocs])
 		}
-		for _, m := range camelCase.FindAllStringSubmatch(text, -1) {
-			if !reasons[m[1]] && !nonReasons[m[1]] {
-				t.Errorf("%s names `%s`, which is no reason in api/v1alpha1 (nor a kind or condition the test knows)", doc, m[1])
+	}
+	for _, m := range flagRef.FindAllStringSubmatch(text, -1) {
+		if !known.flags[m[1]] && !strings.HasPrefix(m[1], "zap-") && !otherToolsFlags[m[1]] && (!inDocs || !known.code.flags[m[1]]) {
+			t.Errorf("%s names the flag --%s, which cmd/ does not define", doc, m[1])
+		}
+	}
+	for _, env := range envRef.FindAllString(text, -1) {
+		if !strings.Contains(known.src, `"`+env+`"`) && !regexp.MustCompile(`\b`+env+`\b`).MatchString(known.tools) && !notSettings[env] &&
+			(!inDocs || !known.code.envs[env]) {
+			t.Errorf("%s names %s, which neither cmd/ and internal/testenv nor the plugin, the Action and the component read", doc, env)
+		}
+	}
+	for _, m := range metricRef.FindAllStringSubmatch(text, -1) {
+		if !strings.Contains(known.metrics, "`"+histogramRe.ReplaceAllString(m[1], "")+"`") {
+			t.Errorf("%s names the metric %s, which docs/metrics.md (internal/monitoring) does not list", doc, m[1])
+		}
+	}
+}
+
+// repoNames are the names the repository's code defines, for docs/, which may name them.
+type repoNames struct {
+	// names are the functions, methods, types, constants and variables of every Go file (tests
+	// included: docs/ names the tests that prove what it says), and the alerts of config/prometheus.
+	names map[string]bool
+	// flags are the flags any Go program of the repository defines (the manager, the plugin, the test
+	// tools) and the options of hack/ scripts.
+	flags map[string]bool
+	// envs are the NSCLAIM_ variables any Go file or script reads (the test tools' settings too).
+	envs map[string]bool
+}
+
+var (
+	codeFlagDef = regexp.MustCompile(`\.\w+\((?:&[^,]+, )?"([a-z][a-z0-9-]+)", `)
+	reasonDef   = regexp.MustCompile(`\b\w+Reason\s+=\s+"(\w+)"`)
+	eventDef    = regexp.MustCompile(`\.Eventf?\([^,]+, [^,]+, [^,]+, "(\w+)"`)
+	goDef       = regexp.MustCompile(`(?m)^(?:func(?: \([^)]*\))?|type|const|var)\s+([A-Z]\w*)|^\t([A-Z]\w*)\s+(?:=|\w)`)
+	alertDef    = regexp.MustCompile(`(?m)^\s*- alert: (\w+)`)
+	scriptFlags = regexp.MustCompile(`(?m)^\s*--([a-z][a-z0-9-]+)\)`)
+)
+
+// repoCode reads the names and flags the repository defines.
+func repoCode(t *testing.T) repoNames {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	out := repoNames{names: map[string]bool{}, flags: map[string]bool{}, envs: map[string]bool{}}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "bin", "tmp", ".git", "node_modules":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, ".sh") && !strings.HasSuffix(path, ".yaml") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		text := string(b)
+		if !strings.HasSuffix(path, ".yaml") {
+			for _, env := range envRef.FindAllString(text, -1) {
+				out.envs[env] = true
 			}
 		}
-		for _, m := range flagRef.FindAllStringSubmatch(text, -1) {
-			if !flags[m[1]] && !strings.HasPrefix(m[1], "zap-") && !otherToolsFlags[m[1]] {
-				t.Errorf("%s names the flag --%s, which cmd/ does not define", doc, m[1])
+		switch {
+		case strings.HasSuffix(path, ".go"):
+			for _, re := range []*regexp.Regexp{goDef, reasonDef, eventDef} {
+				for _, m := range re.FindAllStringSubmatch(text, -1) {
+					out.names[strings.Join(m[1:], "")] = true
+				}
+			}
+			for _, m := range codeFlagDef.FindAllStringSubmatch(text, -1) {
+				out.flags[m[1]] = true
+			}
+		case strings.HasSuffix(path, ".sh"):
+			for _, m := range scriptFlags.FindAllStringSubmatch(text, -1) {
+				out.flags[m[1]] = true
+			}
+		default:
+			for _, m := range alertDef.FindAllStringSubmatch(text, -1) {
+				out.names[m[1]] = true
 			}
 		}
-		for _, env := range envRef.FindAllString(text, -1) {
-			if !strings.Contains(src.String(), `"`+env+`"`) && !regexp.MustCompile(`\b`+env+`\b`).MatchString(tools.String()) && !notSettings[env] {
-				t.Errorf("%s names %s, which neither cmd/ and internal/testenv nor the plugin, the Action and the component read", doc, env)
-			}
-		}
-		for _, metric := range metricRef.FindAllString(text, -1) {
-			if !strings.Contains(metrics, "`"+histogramRe.ReplaceAllString(metric, "")+"`") {
-				t.Errorf("%s names the metric %s, which docs/metrics.md (internal/monitoring) does not list", doc, metric)
-			}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.names) < 500 || len(out.flags) < 20 {
+		t.Fatalf("read only %d names and %d flags from the repository; the patterns missed some", len(out.names), len(out.flags))
+	}
+	return out
+}
+
+// TestHandWrittenListsMatchTheCode: the lists of API values that user docs spell out by hand hold what
+// the API defines: the README's claim phases (every ClaimPhase, nothing else), and the refusals the
+// ConfigMap protocol copies onto a request (docs/configmap-protocol.md: each one of RefusalReasons).
+func TestHandWrittenListsMatchTheCode(t *testing.T) {
+	phases := regexp.MustCompile(`phase \(((?:[A-Z][a-z]+,\s+)+[A-Z][a-z]+)\)`).FindStringSubmatch(readRepoFile(t, "README.md"))
+	if phases == nil {
+		t.Fatal("README.md: the list of claim phases, `phase (Pending, ...)`, is gone; update this test")
+	}
+	got := regexp.MustCompile(`\s*,\s*`).Split(phases[1], -1)
+	want := []string{string(ClaimPhasePending), string(ClaimPhaseActive), string(ClaimPhaseIdle), string(ClaimPhaseRefused),
+		string(ClaimPhaseExpired), string(ClaimPhaseTerminating)}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("README.md lists the claim phases %v; api/v1alpha1 defines %v", got, want)
+	}
+
+	doc := readRepoFile(t, "docs/configmap-protocol.md")
+	_, row, ok := strings.Cut(doc, "| the claim's refusals |")
+	if !ok {
+		t.Fatal("docs/configmap-protocol.md: the row `| the claim's refusals |` is gone; update this test")
+	}
+	row, _, _ = strings.Cut(row, "\n")
+	named := camelCase.FindAllStringSubmatch(row, -1)
+	if len(named) < 5 {
+		t.Fatalf("docs/configmap-protocol.md names only %d refusals; the pattern missed some", len(named))
+	}
+	for _, m := range named {
+		if m[1] != "RefusalReasons" && !IsRefusalReason(m[1]) {
+			t.Errorf("docs/configmap-protocol.md lists %s among the refusals a request's ConfigMap shows, which RefusalReasons does not hold", m[1])
 		}
 	}
 }

@@ -98,7 +98,9 @@ const (
 	NamespaceReadyCondition = "NamespaceReady"
 	// CredentialsReadyCondition reports the credentials Secret and its token.
 	CredentialsReadyCondition = "CredentialsReady"
-	// PermissionsVerifiedCondition reports the SubjectAccessReview self-test of the issued identity.
+	// PermissionsVerifiedCondition reports the permission self-test of the issued identity: rules
+	// reviews made with its token, or a sample of SubjectAccessReviews behind an authorizer that cannot
+	// list rules and for a keyless creator.
 	PermissionsVerifiedCondition = "PermissionsVerified"
 	// ExpiredCondition is True once the claim's TTL has passed, or its namespace stayed idle for its idle
 	// TTL (reason IdleExpired), and its namespace was deleted.

@@ -49,8 +49,8 @@ import (
 // named N in the requests namespace asks for Namespace N, and a Secret named N next to it receives the
 // credentials. It provisions nothing itself: it turns each request into a NamespaceClaim named N next to
 // the ConfigMap (controlled by it), which the NamespaceClaim reconciler provisions like any other claim
-// (class, safety rules, self-test, renewal, metrics), and it makes the Namespace own the ConfigMap, as
-// the protocol promises. Refusals are reported as Warning Events on the ConfigMap and in its
+// (class, safety rules, self-test, renewal, metrics); that reconciler also makes the Namespace own the
+// ConfigMap, as the protocol promises, through the protocol's hook (Protocol.OwnRequest). Refusals are reported as Warning Events on the ConfigMap and in its
 // annotation RequestRefusalAnnotation, which the request's own pipeline reads with `get` (pipelines may
 // not list Events: they name every request).
 //
@@ -72,8 +72,8 @@ type ConfigMapRequestReconciler struct {
 // +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclaims,verbs=create
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=create;get
 
-// Reconcile turns one request ConfigMap into its NamespaceClaim, reports the claim's refusals on the
-// ConfigMap, and makes the provisioned Namespace own the ConfigMap.
+// Reconcile turns one request ConfigMap into its NamespaceClaim and reports the claim's refusals on the
+// ConfigMap (the claim reconciler makes the provisioned Namespace own it: Protocol.OwnRequest).
 func (r *ConfigMapRequestReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cm := &corev1.ConfigMap{}
 	if err := r.Get(ctx, req.NamespacedName, cm); err != nil {

@@ -66,7 +66,8 @@ type NamespaceClaimReconciler struct {
 	Clock clock.PassiveClock
 	// Endpoint is the API server and CA written into issued kubeconfigs.
 	Endpoint credentials.Endpoint
-	// SelfTestConcurrency bounds the SubjectAccessReviews in flight for one claim.
+	// SelfTestConcurrency bounds the SubjectAccessReviews in flight for one claim (the self-test's sample,
+	// behind an authorizer that cannot list rules and for a keyless creator).
 	SelfTestConcurrency int
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
