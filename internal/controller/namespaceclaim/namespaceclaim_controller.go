@@ -19,7 +19,6 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -401,29 +400,3 @@ func requestFor(namespace, name string) ctrl.Request {
 
 // tokenTimeout bounds the TokenRequest and self-test calls of one reconcile.
 const tokenTimeout = 30 * time.Second
-
-// credentialsCheckDue reports whether the claim's credentials Secret is due for a check, and schedules
-// the next one in the scope (so the claim is requeued for it).
-func (r *NamespaceClaimReconciler) credentialsCheckDue(s *claimScope) bool {
-	if r.CredentialsCheckInterval <= 0 {
-		return false
-	}
-	every := r.CredentialsCheckInterval
-	v, seen := r.credentialsChecked.Load(s.claim.UID)
-	last, _ := v.(time.Time)
-	if !seen {
-		last = s.now.Add(-rand.N(every))
-		r.credentialsChecked.Store(s.claim.UID, last)
-	}
-	s.credentialsCheckAt = last.Add(every)
-	return !s.now.Before(s.credentialsCheckAt)
-}
-
-// credentialsCheckedNow records that the claim's Secret was checked in this reconcile.
-func (r *NamespaceClaimReconciler) credentialsCheckedNow(s *claimScope) {
-	if r.CredentialsCheckInterval <= 0 {
-		return
-	}
-	r.credentialsChecked.Store(s.claim.UID, s.now)
-	s.credentialsCheckAt = s.now.Add(r.CredentialsCheckInterval)
-}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -386,4 +387,30 @@ func (r *NamespaceClaimReconciler) issueToken(ctx context.Context, sa *corev1.Se
 	tok.CredentialID = id
 	logf.FromContext(ctx).V(1).Info("Minted token", "serviceAccount", klog.KObj(sa), "credentialID", id, "expiresAt", tok.ExpiresAt)
 	return tok, nil
+}
+
+// credentialsCheckDue reports whether the claim's credentials Secret is due for a check, and schedules
+// the next one in the scope (so the claim is requeued for it).
+func (r *NamespaceClaimReconciler) credentialsCheckDue(s *claimScope) bool {
+	if r.CredentialsCheckInterval <= 0 {
+		return false
+	}
+	every := r.CredentialsCheckInterval
+	v, seen := r.credentialsChecked.Load(s.claim.UID)
+	last, _ := v.(time.Time)
+	if !seen {
+		last = s.now.Add(-rand.N(every))
+		r.credentialsChecked.Store(s.claim.UID, last)
+	}
+	s.credentialsCheckAt = last.Add(every)
+	return !s.now.Before(s.credentialsCheckAt)
+}
+
+// credentialsCheckedNow records that the claim's Secret was checked in this reconcile.
+func (r *NamespaceClaimReconciler) credentialsCheckedNow(s *claimScope) {
+	if r.CredentialsCheckInterval <= 0 {
+		return
+	}
+	r.credentialsChecked.Store(s.claim.UID, s.now)
+	s.credentialsCheckAt = s.now.Add(r.CredentialsCheckInterval)
 }

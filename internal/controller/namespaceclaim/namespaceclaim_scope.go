@@ -20,6 +20,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
@@ -220,4 +222,12 @@ func selfTestDelay(n int) time.Duration {
 		d *= 2
 	}
 	return min(d, selfTestMaxBackoff)
+}
+
+// readyFor reports whether the claim is Ready and its PermissionsVerified condition was set for its
+// current generation.
+func readyFor(claim *tenancyv1alpha1.NamespaceClaim) bool {
+	c := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == claim.Generation &&
+		meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 }
