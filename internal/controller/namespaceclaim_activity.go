@@ -50,6 +50,11 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 	if err != nil {
 		return err
 	}
+	if claim.Status.Sleep != nil {
+		// Asleep: the Pods ending after the scale-down, or any the tenant starts, are no activity; only
+		// a heartbeat wakes the namespace (reconcileSleep).
+		pods = 0
+	}
 	in := provision.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
 		WasActive: claim.Status.PodsActive, Observed: claim.Status.LastActivity != nil}
 	if in.Observed {
@@ -113,6 +118,8 @@ func phaseOf(claim *tenancyv1alpha1.NamespaceClaim) tenancyv1alpha1.ClaimPhase {
 		return tenancyv1alpha1.ClaimPhaseExpired
 	case ready == nil:
 		return tenancyv1alpha1.ClaimPhasePending
+	case ready.Status == metav1.ConditionTrue && claim.Status.Sleep != nil:
+		return tenancyv1alpha1.ClaimPhaseSleeping
 	case ready.Status == metav1.ConditionTrue && claim.Status.PodsActive:
 		return tenancyv1alpha1.ClaimPhaseActive
 	case ready.Status == metav1.ConditionTrue:

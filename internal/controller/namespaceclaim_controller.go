@@ -110,6 +110,9 @@ type NamespaceClaimReconciler struct {
 	// clock stops while there is one); nil reads them from the API server and watches nothing (unit
 	// tests only).
 	ActivePods *ActivePods
+	// SleepResync is how often a sleeping namespace is checked for recorded objects that run again;
+	// 0 means DefaultSleepResync.
+	SleepResync time.Duration
 
 	// NameReuse holds back the grants of a namespace whose name was in use moments ago, until the API
 	// server can no longer accept a previous holder's token (see NamespaceReuse); nil skips the wait
@@ -276,6 +279,9 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		if halted() {
 			return nil
 		}
+	}
+	if err := r.reconcileSleep(ctx, s); err != nil {
+		return err
 	}
 	if provision.IsRequesterMode(s.class) {
 		// A claim whose class switched to mode Requester keeps no token, refused or not.
