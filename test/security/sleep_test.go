@@ -86,7 +86,9 @@ func TestSleepAttacksAsTheOperator(t *testing.T) {
 		kept: []client.Object{vc},
 	}, {
 		name: "change the schedule of a CronJob in an owned namespace",
-		do:   func(op client.Client) (string, error) { return "", rawPatch(op, oc, `{"spec":{"schedule":"* * * * *"}}`) },
+		do: func(op client.Client) (string, error) {
+			return "", rawPatch(op, oc, `{"spec":{"schedule":"* * * * *"}}`)
+		},
 		kept: []client.Object{oc},
 	}, {
 		name: "change the job template of a CronJob in an owned namespace",
