@@ -56,7 +56,8 @@ const DefaultSleepResync = 5 * time.Minute
 // changed lives in the claim's status.sleep, which only the operator writes; a sleep is recorded there,
 // with its own status write, before anything is scaled down, so no replica count is ever lost. It does
 // nothing for a claim that holds no namespace, whose class is unknown or that expired, and never for a
-// namespace that is not the claim's own (reconcileNamespace has proven it ours before it runs).
+// namespace that is not the claim's own (reconcileNamespace has proven it ours before it runs); it
+// writes nothing while the admission fence in force is not this release's (fenceCoversSleep).
 func (r *NamespaceClaimReconciler) reconcileSleep(ctx context.Context, s *claimScope) error {
 	claim := s.claim
 	if s.class == nil || !s.held() || s.expired || s.namespace == nil {
@@ -84,6 +85,15 @@ func (r *NamespaceClaimReconciler) reconcileSleep(ctx context.Context, s *claimS
 		in.Heartbeat = hb.UTC().Truncate(time.Second)
 	}
 	d := lifecycle.DecideSleep(in)
+	if d.Action != lifecycle.Stay || sleeping {
+		if !r.fenceCoversSleep() {
+			// The previous release's fence (accepted during an upgrade) does not cover scale
+			// subresources and CronJobs: nothing is scaled until this release's fence is applied.
+			logf.FromContext(ctx).Info("Sleep and wake wait for this release's admission fence (fence.yaml)", "namespace", claim.Status.Namespace)
+			s.sleepAt = s.now.Add(fencePoll)
+			return nil
+		}
+	}
 	switch d.Action {
 	case lifecycle.Sleep:
 		return r.sleep(ctx, s, in.Now)

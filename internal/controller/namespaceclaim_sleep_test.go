@@ -185,3 +185,41 @@ func TestSleepAndWake(t *testing.T) {
 	g.Expect(suspendedOf(g, paused)).To(BeTrue())
 	expectClaimEvent(t, claim, tenancyv1alpha1.WokeReason)
 }
+
+type gate struct {
+	checked bool
+	problem string
+}
+
+func (g gate) FenceProblem() (bool, string) { return g.checked, g.problem }
+
+type currentGate struct {
+	gate
+	current bool
+}
+
+func (g currentGate) FenceIsCurrent() bool { return g.current }
+
+// TestFenceCoversSleep: sleep and wake write only under this release's fence (or with the fence not
+// required at all); the previous release's fence, accepted during an upgrade, does not cover them.
+func TestFenceCoversSleep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gate FenceGate
+		want bool
+	}{
+		{name: "fence not required", want: true},
+		{name: "not checked yet", gate: gate{}, want: false},
+		{name: "broken", gate: gate{checked: true, problem: "missing"}, want: false},
+		{name: "intact (gate without release)", gate: gate{checked: true}, want: true},
+		{name: "the previous release's fence", gate: currentGate{gate: gate{checked: true}, current: false}, want: false},
+		{name: "this release's fence", gate: currentGate{gate: gate{checked: true}, current: true}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &NamespaceClaimReconciler{Fence: tc.gate}
+			if got := r.fenceCoversSleep(); got != tc.want {
+				t.Errorf("fenceCoversSleep = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
