@@ -150,3 +150,43 @@ func TestActivePodsMemory(t *testing.T) {
 	per := float64(int64(after)-int64(before)) / float64(n)
 	t.Logf("ActivePods cache: %d Pods in %d namespaces: live heap +%.1f KiB total, %.0f bytes per Pod", n, len(namespaces), float64(int64(after)-int64(before))/1024, per)
 }
+
+// TestStripToActivity: the cache keeps of a Pod's owners only whether a ReplicaSet or StatefulSet
+// controls it (one shared reference), and that decides whether it is work.
+func TestStripToActivity(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name     string
+		refs     []metav1.OwnerReference
+		workload bool
+	}{
+		{name: "bare Pod"},
+		{name: "a Deployment's (ReplicaSet controller)", refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-5d8f7c9b6", UID: "u", Controller: &yes}}, workload: true},
+		{name: "a StatefulSet's", refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "u", Controller: &yes}}, workload: true},
+		{name: "a Job's", refs: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "nightly-123", UID: "u", Controller: &yes}}},
+		{name: "a ReplicaSet owner that is not the controller", refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "x", UID: "u", Controller: &no}}},
+		{name: "a ReplicaSet of another group", refs: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "ReplicaSet", Name: "x", UID: "u", Controller: &yes}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := newPodMetadata()
+			in.Name, in.Namespace, in.Labels, in.OwnerReferences = "p", "ns", map[string]string{"app": "web"}, tc.refs
+			out, err := stripToActivity(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := out.(*metav1.PartialObjectMetadata)
+			if m.Labels != nil || m.Name != "p" || m.Namespace != "ns" {
+				t.Errorf("not stripped to identity: %+v", m.ObjectMeta)
+			}
+			if got := isWorkloadPod(m.OwnerReferences); got != tc.workload {
+				t.Errorf("workload after the transform = %t, want %t", got, tc.workload)
+			}
+			if len(m.OwnerReferences) > 0 && m.OwnerReferences[0].Name != "" {
+				t.Errorf("owner reference kept more than the workload mark: %+v", m.OwnerReferences[0])
+			}
+			if countWork([]metav1.PartialObjectMetadata{*m}) == 1 == tc.workload {
+				t.Errorf("countWork disagrees with isWorkloadPod")
+			}
+		})
+	}
+}

@@ -115,6 +115,20 @@ func TestSleepAndWake(t *testing.T) {
 	nightly := newCronJob(g, ns, "nightly", false)
 	paused := newCronJob(g, ns, "paused", true)
 
+	// A running Deployment's Pod (here: a Pod its ReplicaSet controls; no ReplicaSet controller runs) is
+	// no activity in a class that sleeps: it is what the sleep stops.
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-5d8f7c9b6", Namespace: ns}, Spec: appsv1.ReplicaSetSpec{
+		Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: sleepLabels}, Template: podTemplate()}}
+	g.Expect(k8s.Create(ctx, rs)).To(Succeed())
+	owned := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-5d8f7c9b6-abcde", Namespace: ns, Labels: sleepLabels,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}},
+		Spec: podTemplate().Spec}
+	g.Eventually(func() error { return k8s.Create(ctx, owned) }).WithTimeout(20 * time.Second).Should(Succeed())
+	touch(t, claim)
+	waitReconciled(t, "namespaceclaim", getClaim(g, claim))
+	g.Expect(getClaim(g, claim).Status.PodsActive).To(BeFalse())
+	g.Expect(getClaim(g, claim).Status.Phase).To(Equal(tenancyv1alpha1.ClaimPhaseIdle))
+
 	// Just before sleepAfter: awake.
 	testClock.SetTime(idle.Status.LastActivity.Add(29 * time.Minute))
 	touch(t, claim)
@@ -184,6 +198,14 @@ func TestSleepAndWake(t *testing.T) {
 	g.Expect(replicasOf(g, off)).To(BeZero())
 	g.Expect(suspendedOf(g, paused)).To(BeTrue())
 	expectClaimEvent(t, claim, tenancyv1alpha1.WokeReason)
+
+	// Awake, the bare Pod started while asleep is work again: Active, and no sleep while it runs.
+	active := waitPhase(t, claim, tenancyv1alpha1.ClaimPhaseActive)
+	testClock.SetTime(active.Status.LastActivity.Add(3 * time.Hour))
+	touch(t, claim)
+	waitReconciled(t, "namespaceclaim", getClaim(g, claim))
+	g.Expect(getClaim(g, claim).Status.Phase).To(Equal(tenancyv1alpha1.ClaimPhaseActive))
+	g.Expect(replicasOf(g, web)).To(Equal(int32(3)))
 }
 
 type gate struct {
