@@ -272,6 +272,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		r.reconcileNamespace,
 		r.reconcileRequestOwner,
 		r.reconcileChildren,
+		r.reconcileSleep,
 	} {
 		if err := phase(ctx, s); err != nil {
 			return err
@@ -279,9 +280,6 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		if halted() {
 			return nil
 		}
-	}
-	if err := r.reconcileSleep(ctx, s); err != nil {
-		return err
 	}
 	if provision.IsRequesterMode(s.class) {
 		// A claim whose class switched to mode Requester keeps no token, refused or not.
