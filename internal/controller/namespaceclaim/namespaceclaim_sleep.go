@@ -52,7 +52,8 @@ import (
 const DefaultSleepResync = 5 * time.Minute
 
 // reconcileSleep puts an idle namespace to sleep after its class's lifetime.sleepAfter, holds it asleep
-// (re-applying the sleep to recorded objects something restored, at most once per SleepResync), and
+// (re-applying the sleep to recorded objects something restored, at each reconcile and at least every
+// SleepResync), and
 // wakes it on a heartbeat dated since it fell asleep (lifecycle.DecideSleep). The record of what was
 // changed lives in the claim's status.sleep, which only the operator writes; a sleep is recorded there,
 // with its own status write, before anything is scaled down, so no replica count is ever lost. It does
@@ -109,6 +110,7 @@ func (r *NamespaceClaimReconciler) reconcileSleep(ctx context.Context, s *claimS
 	return nil
 }
 
+// sleepResync is how often a sleeping namespace is held asleep: SleepResync, or DefaultSleepResync.
 func (r *NamespaceClaimReconciler) sleepResync() time.Duration {
 	if r.SleepResync > 0 {
 		return r.SleepResync
