@@ -53,8 +53,7 @@ const DefaultSleepResync = 5 * time.Minute
 
 // reconcileSleep puts an idle namespace to sleep after its class's lifetime.sleepAfter, holds it asleep
 // (re-applying the sleep to recorded objects something restored, at each reconcile and at least every
-// SleepResync), and
-// wakes it on a heartbeat dated since it fell asleep (lifecycle.DecideSleep). The record of what was
+// SleepResync), and wakes it on a heartbeat dated since it fell asleep (lifecycle.DecideSleep). The record of what was
 // changed lives in the claim's status.sleep, which only the operator writes; a sleep is recorded there,
 // with its own status write, before anything is scaled down, so no replica count is ever lost. It does
 // nothing for a claim that holds no namespace, whose class is unknown or that expired, and never for a
