@@ -32,6 +32,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -128,8 +129,9 @@ func TestActivePodsCountsPendingAndRunningOnly(t *testing.T) {
 }
 
 // TestActivePodsMemory measures the live heap the ActivePods cache holds per Pod: set
-// NSCLAIM_MEASURE_ACTIVE_PODS to the number of Pods (spread over namespaces of 50 each). docs/lifecycle.md
-// reports the result and its extrapolation.
+// NSCLAIM_MEASURE_ACTIVE_PODS to the number of Pods (spread over namespaces of 50 each), and
+// NSCLAIM_MEASURE_WORKLOAD_PODS=1 to give each a ReplicaSet controller reference, as a Deployment's Pods
+// have (nothing garbage-collects here). docs/lifecycle.md reports the result and its extrapolation.
 func TestActivePodsMemory(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("NSCLAIM_MEASURE_ACTIVE_PODS"))
 	if n <= 0 {
@@ -151,7 +153,12 @@ func TestActivePodsMemory(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			createPod(g, k8s, podIn(namespaces[i/perNamespace], fmt.Sprintf("web-5d8f7c9b6-%05d", i)))
+			p := podIn(namespaces[i/perNamespace], fmt.Sprintf("web-5d8f7c9b6-%05d", i))
+			if os.Getenv("NSCLAIM_MEASURE_WORKLOAD_PODS") != "" {
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-5d8f7c9b6",
+					UID: "2f1c1e6a-6a43-4f8e-9d6b-0b1f4a7c9e21", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+			}
+			createPod(g, k8s, p)
 		}()
 	}
 	wg.Wait()
@@ -170,13 +177,19 @@ func TestActivePodsMemory(t *testing.T) {
 	}
 	before := heap()
 	pods := activePodsCache(t, cfg, k8s)
-	total := 0
+	total, work := 0, 0
 	for _, ns := range namespaces {
-		c, err := pods.Count(ctx, ns)
+		c, w, err := pods.CountWork(ctx, ns)
 		g.Expect(err).NotTo(HaveOccurred())
 		total += c
+		work += w
 	}
 	g.Expect(total).To(Equal(n))
+	if os.Getenv("NSCLAIM_MEASURE_WORKLOAD_PODS") != "" {
+		g.Expect(work).To(BeZero(), "every Pod is a ReplicaSet's: none is work")
+	} else {
+		g.Expect(work).To(Equal(n))
+	}
 	after := heap()
 	runtime.KeepAlive(pods)
 	per := float64(int64(after)-int64(before)) / float64(n)
