@@ -373,6 +373,9 @@ KUBE_VERSION ?= 1.37.1
 # out the web UI's built assets, and a build without them needs Node.js and npm (promtool alone would
 # build, but test-metrics runs the server too).
 PROMETHEUS_VERSION ?= 2.42.0
+# BUSYBOX_VERSION is the upstream version of Debian's busybox-static: the shell, cat, gzip and cp that
+# operator-sdk's registry Pod and OLM's bundle unpack Job run (test-node-olm's olm-tools image).
+BUSYBOX_VERSION ?= 1.35.0
 
 ## Tool Binaries
 PROMETHEUS ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
@@ -390,6 +393,8 @@ OLM ?= $(LOCALBIN)/olm
 OLM_CATALOG ?= $(LOCALBIN)/catalog
 KWOK ?= $(LOCALBIN)/kwok
 ACTIONLINT ?= $(LOCALBIN)/actionlint
+BUSYBOX ?= $(LOCALBIN)/busybox-$(BUSYBOX_VERSION)/busybox
+OLM_CPB ?= $(LOCALBIN)/cpb
 
 .PHONY: control-plane
 control-plane: $(KUBE_BIN)/kube-apiserver ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (once per version).
@@ -410,6 +415,11 @@ node: $(LOCALBIN) ## Build the local node's binaries from source (once per versi
 prometheus: $(PROMETHEUS) ## Unpack Debian's prometheus package (prometheus, promtool) of PROMETHEUS_VERSION into ./bin if necessary.
 $(PROMETHEUS): $(LOCALBIN)
 	hack/fetch-deb-tool.sh prometheus $(PROMETHEUS_VERSION) $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION) prometheus promtool
+
+.PHONY: busybox
+busybox: $(BUSYBOX) ## Unpack Debian's static busybox of BUSYBOX_VERSION into ./bin if necessary.
+$(BUSYBOX): $(LOCALBIN)
+	VERSION_FLAG=--help hack/fetch-deb-tool.sh busybox-static $(BUSYBOX_VERSION) $(LOCALBIN)/busybox-$(BUSYBOX_VERSION) busybox
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Download kustomize locally if necessary.
@@ -495,6 +505,11 @@ $(OLM): $(LOCALBIN) hack/tools/olm/go.mod
 	$(call go-build-wrapped-tool,$(OLM),hack/tools/olm,$(OLM_PKG)/cmd/olm,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
 $(OLM_CATALOG): $(LOCALBIN) hack/tools/olm/go.mod
 	$(call go-build-wrapped-tool,$(OLM_CATALOG),hack/tools/olm,$(OLM_PKG)/cmd/catalog,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
+
+.PHONY: cpb
+cpb: $(OLM_CPB) ## Build OLM's cpb (copies a bundle image's manifests in OLM's unpack Job) locally if necessary.
+$(OLM_CPB): $(LOCALBIN) hack/tools/olm/go.mod
+	$(call go-build-wrapped-tool,$(OLM_CPB),hack/tools/olm,$(OLM_PKG)/util/cpb,$(OLM_VERSION),-trimpath -ldflags "-s -w")
 
 .PHONY: actionlint
 actionlint: $(ACTIONLINT) ## Build actionlint (GitHub Actions workflow linter) locally if necessary.
