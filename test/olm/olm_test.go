@@ -72,6 +72,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -202,6 +203,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	managed := managedNamespaces(t)
 	leader := in.leader(t)
+	in.checkLeaderIsPod(t, deploy, leader)
 	t.Logf("claims Ready in %v under leader %s", slices.Sorted(maps.Keys(managed)), leader)
 
 	// OLM upgrades to TO_CSV while the claims are live.
@@ -229,6 +231,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	oldTenants := tenants
 	tenants = append(tenants, claimAndWait(t, requester, "after"))
 	g.Expect(in.leader(t)).NotTo(Equal(leader), "the manager of %s must have taken over", in.toCSV)
+	in.checkLeaderIsPod(t, deploy, in.leader(t))
 	// The new manager has reconciled the old claims (its informers list them at start; the raised TTL
 	// and the new claim are done): none got a new token or namespace. Then what the old CRDs stored is
 	// written back through the new ones, which reconciles each claim again.
@@ -275,6 +278,36 @@ func (in *installation) leader(t *testing.T) string {
 		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
 	}).WithTimeout(claimTimeout).WithPolling(time.Second).Should(Succeed())
 	return *lease.Spec.HolderIdentity
+}
+
+// checkLeaderIsPod checks, where the manager runs in the Pods of OLM's Deployment (no
+// NSCLAIM_OLM_MANAGER_CMD), that the leader election Lease is held by one of them: a Pod of deploy,
+// scheduled to a node, Running and Ready. controller-runtime's identity is "<hostname>_<uuid>", and a
+// Pod's hostname is its name.
+func (in *installation) checkLeaderIsPod(t *testing.T, deploy *appsv1.Deployment, holder string) {
+	t.Helper()
+	if in.managerCmd != "" {
+		return
+	}
+	g := NewWithT(t)
+	podName, _, found := strings.Cut(holder, "_")
+	g.Expect(found).To(BeTrue(), "Lease holder %q is not <hostname>_<uuid>", holder)
+	pod := &corev1.Pod{}
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: deploy.Namespace, Name: podName}, pod)).To(Succeed(),
+		"the Lease holder %q must be a Pod in %s", holder, deploy.Namespace)
+	selector, err := metav1.LabelSelectorAsSelector(deploy.Spec.Selector)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(selector.Matches(labels.Set(pod.Labels))).To(BeTrue(), "Pod %s is not one of Deployment %s's", podName, deploy.Name)
+	g.Expect(pod.Spec.NodeName).NotTo(BeEmpty())
+	g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
+	ready := false
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	g.Expect(ready).To(BeTrue(), "the leader's Pod %s must be Ready", podName)
+	t.Logf("the leader election Lease is held by Pod %s on node %s (image %s)", podName, pod.Spec.NodeName, pod.Spec.Containers[0].Image)
 }
 
 // checkUpgradeable waits until the manager has set Upgradeable=True on the OperatorCondition OLM
