@@ -97,14 +97,6 @@ apply_fence() {
   return 1
 }
 
-# sdk ARGS: operator-sdk against the node's cluster. operator-sdk v1.42.2 reads an index image's labels
-# over HTTPS whatever --use-http says (internal/registry/image.go GetImageLabels), so it trusts the
-# cluster CA, which signed the registry's certificate; bundles and the index are pulled over plain
-# HTTP (--use-http). It writes a cache directory into its working directory: run it in STATE.
-sdk() {
-  (cd "$STATE" && SSL_CERT_FILE=$STATE/pki/ca.crt "$OPERATOR_SDK" --kubeconfig "$STATE/kubeconfig" "$@")
-}
-
 # wait_established FILE: kubectl wait fails ("accessor error") on a CRD that has no conditions yet.
 wait_established() {
   for _ in $(seq 1 60); do
@@ -190,14 +182,19 @@ run_mode() {
   say "$mode: cluster, node, registry, images and OLM ready after $((SECONDS - m0))s"
   case $mode in
   bundle)
-    run_olm_test bundle "$prev" \
-      NSCLAIM_OLM_INSTALL_CMD="$SELF install-bundle" NSCLAIM_OLM_UPGRADE_CMD="$SELF upgrade-bundle" || status=$?
+    # hack/olm-bundle.sh, as on kind. operator-sdk v1.42.2 reads an index image's labels over HTTPS
+    # whatever --use-http says (internal/registry/image.go GetImageLabels), so it trusts the cluster CA,
+    # which signed the registry's certificate; bundles and the index are pulled over plain HTTP.
+    run_olm_test bundle "$prev" SSL_CERT_FILE="$STATE/pki/ca.crt" OPERATOR_SDK="$OPERATOR_SDK" KUSTOMIZE="$KUSTOMIZE" KUBECTL="$KUBECTL" \
+      OPERATOR_SDK_FLAGS=--use-http OPERATOR_SDK_INSTALL_FLAGS="--index-image $OLM_TOOLS --decompression-image $OLM_TOOLS" \
+      NSCLAIM_OLM_INSTALL_CMD="$REPO_ROOT/hack/olm-bundle.sh install $FROM_BUNDLE $prev/src" \
+      NSCLAIM_OLM_UPGRADE_CMD="$REPO_ROOT/hack/olm-bundle.sh upgrade $TO_BUNDLE $REPO_ROOT" || status=$?
     ;;
   catalog)
     serve_catalog from
     run_olm_test catalog "$prev" \
       NSCLAIM_OLM_CATALOG_ADDRESS="$(kc -n olm get service nsclaim-catalog -o jsonpath='{.spec.clusterIP}'):50051" \
-      NSCLAIM_OLM_OFFER_UPGRADE_CMD="$SELF offer-upgrade" || status=$?
+      NSCLAIM_OLM_OFFER_UPGRADE_CMD="$SELF offer-upgrade" NSCLAIM_OLM_KUBECONFIG_SERVER="https://$APISERVER_ADDRESS:$APISERVER_PORT" || status=$?
     ;;
   esac
   say "$mode: $( ((status == 0)) && echo PASS || echo FAIL) in $((SECONDS - m0))s; node memory (RSS): $("$REPO_ROOT/hack/local-node.sh" rss | tr '\n' ' ')"
@@ -281,15 +278,6 @@ main() {
 }
 
 case ${1:-} in
-install-bundle)
-  kc create namespace "$NS" >/dev/null
-  sdk run bundle "$FROM_BUNDLE" --namespace "$NS" --install-mode AllNamespaces --timeout 5m \
-    --index-image "$OLM_TOOLS" --decompression-image "$OLM_TOOLS" --use-http
-  ;;
-upgrade-bundle)
-  apply_fence "$REPO_ROOT" "$VERSION"
-  sdk run bundle-upgrade "$TO_BUNDLE" --namespace "$NS" --timeout 5m --use-http
-  ;;
 offer-upgrade)
   apply_fence "$REPO_ROOT" "$VERSION"
   serve_catalog to

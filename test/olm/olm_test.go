@@ -42,6 +42,9 @@ limitations under the License.
 //	                                  environment, and as `CMD stop` once the Deployment is gone
 //	NSCLAIM_OLM_BIND_NODE             optional: with no scheduler, the node that the operator's pending
 //	                                  Pods are bound to (a kwok node)
+//	NSCLAIM_OLM_KUBECONFIG_SERVER     optional, with CATALOG_ADDRESS: the Subscription's config also sets
+//	                                  NSCLAIM_KUBECONFIG_SERVER to it, and the kubeconfigs handed to the
+//	                                  claims must name it
 //	NSCLAIM_OLM_COPIED_CSVS           optional: "disabled" when the OLMConfig "cluster" disables copied
 //	                                  CSVs (hack/test-olm.sh applies it): no tenant namespace may hold a
 //	                                  copy of the operator's CSV; "enabled" when it does not: every tenant
@@ -139,6 +142,7 @@ type installation struct {
 	catalogAddress     string
 	managerCmd         string
 	copiedCSVs         string
+	kubeconfigServer   string
 }
 
 // tenant is what a claim produced, recorded before the upgrade to compare afterwards.
@@ -162,6 +166,9 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		catalogAddress: os.Getenv("NSCLAIM_OLM_CATALOG_ADDRESS"),
 		managerCmd:     os.Getenv("NSCLAIM_OLM_MANAGER_CMD"),
 		copiedCSVs:     os.Getenv("NSCLAIM_OLM_COPIED_CSVS"),
+	}
+	if in.catalogAddress != "" {
+		in.kubeconfigServer = os.Getenv("NSCLAIM_OLM_KUBECONFIG_SERVER")
 	}
 	if node := os.Getenv("NSCLAIM_OLM_BIND_NODE"); node != "" {
 		stop := make(chan struct{})
@@ -204,6 +211,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	managed := managedNamespaces(t)
 	leader := in.leader(t)
 	in.checkLeaderIsPod(t, deploy, leader)
+	in.checkKubeconfigServer(t, tenants)
 	t.Logf("claims Ready in %v under leader %s", slices.Sorted(maps.Keys(managed)), leader)
 
 	// OLM upgrades to TO_CSV while the claims are live.
@@ -404,8 +412,38 @@ func (in *installation) subscribe(t *testing.T) {
 	g.Expect(admin.Create(ctx, olmObject(subscriptionGVK, in.ns, packageName, map[string]any{
 		"source": catalogName, "sourceNamespace": in.ns, "name": packageName, "channel": "stable",
 		"startingCSV": in.fromCSV, "installPlanApproval": "Manual",
-		"config": map[string]any{"env": []any{map[string]any{"name": subscriptionEnv, "value": subscriptionEnvValue}}},
+		"config": map[string]any{"env": in.subscriptionEnv()},
 	}))).To(Succeed())
+}
+
+// subscriptionEnv is the environment the Subscription's config gives the manager.
+func (in *installation) subscriptionEnv() []any {
+	env := []any{map[string]any{"name": subscriptionEnv, "value": subscriptionEnvValue}}
+	if in.kubeconfigServer != "" {
+		env = append(env, map[string]any{"name": "NSCLAIM_KUBECONFIG_SERVER", "value": in.kubeconfigServer})
+	}
+	return env
+}
+
+// checkKubeconfigServer checks, when the Subscription set NSCLAIM_KUBECONFIG_SERVER, that every
+// tenant's handed kubeconfig names that server: the setting reached the manager in OLM's Pod.
+func (in *installation) checkKubeconfigServer(t *testing.T, tenants []*tenant) {
+	t.Helper()
+	if in.kubeconfigServer == "" {
+		return
+	}
+	g := NewWithT(t)
+	for _, tn := range tenants {
+		secret := &corev1.Secret{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: tn.claim.Namespace, Name: tn.claim.Status.CredentialsSecretName}, secret)).To(Succeed())
+		kubeconfig, err := clientcmd.Load(secret.Data["kubeconfig"])
+		g.Expect(err).NotTo(HaveOccurred(), "the kubeconfig of claim %s", client.ObjectKeyFromObject(tn.claim))
+		g.Expect(kubeconfig.Clusters).NotTo(BeEmpty())
+		for name, cluster := range kubeconfig.Clusters {
+			g.Expect(cluster.Server).To(Equal(in.kubeconfigServer), "cluster %q of the kubeconfig of claim %s", name, client.ObjectKeyFromObject(tn.claim))
+		}
+	}
+	t.Logf("the kubeconfigs handed to %d claims name %s (NSCLAIM_KUBECONFIG_SERVER from the Subscription's config)", len(tenants), in.kubeconfigServer)
 }
 
 // approveInstallPlanFor approves the InstallPlan that the Subscription references once it installs csv

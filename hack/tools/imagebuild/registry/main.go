@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -83,6 +84,10 @@ func serve(args []string) error {
 			return err
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	// Uploads are buffered in memory until their blob is written to disk; collect them early.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(64 << 20)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
