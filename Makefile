@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, and the operator as a Pod on a real local node.
+test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-node-olm ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, and its install and upgrade there by operator-sdk run bundle and an OLM catalog.
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
@@ -102,15 +102,15 @@ test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/pro
 test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
 	hack/test-failover.sh
 
-# test-node is not part of `make test` yet (see docs/node.md): it needs root, changes host state
-# (bridge, iptables, cgroups, sysctls; all restored by hack/local-node.sh down) and one node per machine.
+# test-node and test-node-olm (the last suites of `make test`, see docs/node.md) need root, change host
+# state (bridge, iptables, cgroups, sysctls; all restored by hack/local-node.sh down), one node per machine.
 .PHONY: test-node
 test-node: control-plane node kustomize operator-sdk scorecard-test ## Run the operator as a Pod on a real local node (containerd, kubelet, kube-proxy; images assembled here, never pulled) and test it as pipelines inside and outside the cluster use it.
 	hack/test-node.sh
 
 .PHONY: test-node-olm
-test-node-olm: control-plane node kustomize operator-sdk opm olm ## Install the operator through OLM (olm and catalog operators as processes) from a catalog Pod (opm serve) onto a real local node; the CSV Succeeds with the manager as a Pod and a claim becomes Ready.
-	hack/test-node-olm.sh
+test-node-olm: control-plane node kustomize operator-sdk opm olm cpb busybox ## On a real local node with its image registry: operator-sdk run bundle of PREVIOUS_VERSION and run bundle-upgrade to VERSION, then the same through a catalog Pod and a Subscription, with live claims and tokens (test/olm; OLM's operators as processes).
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) hack/test-node-olm.sh
 
 .PHONY: test-cold
 test-cold: ## Run `make test` as CI and a new user do: a fresh clone of HEAD, empty ./bin, Go module and build caches (catches withdrawn pins; prints the minutes).
