@@ -121,7 +121,8 @@ metrics-docs: ## Generate docs/metrics.md from the metrics table in internal/mon
 	go run ./internal/monitoring/gen docs/metrics.md
 
 # E2E on kind, for users with Docker: creates a kind cluster, builds and loads the image, deploys the
-# operator and runs the same e2e cases as test-local.
+# operator and runs the same e2e cases as test-local, then test/node's cases as test-node runs them
+# (hack/test-e2e-node.sh; all but the metrics scrape from the host).
 KIND_CLUSTER ?= nsclaim-operator-test-e2e
 
 .PHONY: setup-test-e2e
@@ -141,6 +142,9 @@ test-e2e: setup-test-e2e docker-build kustomize ## Run the e2e suite on a Kind c
 	$(KUBECTL) --context kind-$(KIND_CLUSTER) -n nsclaim-operator-system rollout status deploy/nsclaim-operator-controller-manager --timeout=3m
 	KUBECONFIG="$$($(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig && echo $(LOCALBIN)/kind.kubeconfig)" \
 		NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system go test ./test/e2e/ -v -count=1 -timeout 30m
+	@# test/node, the cases of test-node (the operator as a Pod, pipelines in and outside the cluster).
+	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL="$(KUBECTL) --context kind-$(KIND_CLUSTER)" \
+		KUBECONFIG=$(LOCALBIN)/kind.kubeconfig hack/test-e2e-node.sh
 	$(MAKE) cleanup-test-e2e
 
 .PHONY: cleanup-test-e2e
@@ -161,7 +165,7 @@ PREVIOUS_BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(PREVIOUS_VERSION)
 OLM_E2E_NAMESPACE ?= nsclaim-operator-system
 
 .PHONY: test-e2e-olm
-test-e2e-olm: setup-test-e2e operator-sdk ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
+test-e2e-olm: setup-test-e2e operator-sdk kustomize ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
 	@# The bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
@@ -170,8 +174,9 @@ test-e2e-olm: setup-test-e2e operator-sdk ## Install PREVIOUS_BUNDLE_IMG with OL
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) create namespace $(OLM_E2E_NAMESPACE)
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_OLM_NAMESPACE=$(OLM_E2E_NAMESPACE) \
 		NSCLAIM_OLM_FROM_CSV=nsclaim-operator.v$(PREVIOUS_VERSION) NSCLAIM_OLM_TO_CSV=nsclaim-operator.v$(VERSION) \
-		NSCLAIM_OLM_INSTALL_CMD="$(OPERATOR_SDK) run bundle $(PREVIOUS_BUNDLE_IMG) --namespace $(OLM_E2E_NAMESPACE) --install-mode AllNamespaces --timeout 5m" \
-		NSCLAIM_OLM_UPGRADE_CMD="$(OPERATOR_SDK) run bundle-upgrade $(BUNDLE_IMG) --namespace $(OLM_E2E_NAMESPACE) --timeout 5m" \
+		OPERATOR_SDK=$(OPERATOR_SDK) KUSTOMIZE=$(KUSTOMIZE) KUBECTL=$(KUBECTL) \
+		NSCLAIM_OLM_INSTALL_CMD="hack/olm-bundle.sh install $(PREVIOUS_BUNDLE_IMG) $$(TOOLS_BIN=$(LOCALBIN) hack/releases.sh build $(PREVIOUS_VERSION))/src" \
+		NSCLAIM_OLM_UPGRADE_CMD="hack/olm-bundle.sh upgrade $(BUNDLE_IMG) $(CURDIR)" \
 		go test ./test/olm/ -v -count=1 -timeout 30m
 	$(MAKE) cleanup-test-e2e
 
