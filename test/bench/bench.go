@@ -30,7 +30,7 @@ import (
 	"time"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // benchOptions are the sizes and knobs of a bench run; the defaults are the issue's.
@@ -272,7 +272,7 @@ func (b *bencher) startOperator(ctx context.Context) error {
 	// For NameReuseWindow after it starts, the manager holds back the grants of every new namespace (it
 	// cannot know which names were in use just before it started; docs/security.md, section 4a). The
 	// bursts measure a manager past that: a restart's cost is measured by the restart rows.
-	if wait := provision.NameReuseWindow - time.Since(op.started); wait > 0 {
+	if wait := claimpolicy.NameReuseWindow - time.Since(op.started); wait > 0 {
 		b.logf("waiting %s for the manager's start-up name-reuse window", wait.Round(time.Millisecond))
 		if err := sleep(ctx, wait); err != nil {
 			return err
