@@ -405,7 +405,7 @@ failSwapOn: false
 protectKernelDefaults: false
 maxPods: 50
 serializeImagePulls: false
-# Images are imported, never pulled: never collect them; evict only when the disk is really full.
+# Images are imported or pulled from the node's registry: never collect them; evict only when the disk is really full.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard:
