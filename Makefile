@@ -110,7 +110,7 @@ test-node: control-plane node kustomize operator-sdk scorecard-test ## Run the o
 
 .PHONY: test-node-olm
 test-node-olm: control-plane node kustomize operator-sdk opm olm cpb busybox ## On a real local node with its image registry: operator-sdk run bundle of PREVIOUS_VERSION and run bundle-upgrade to VERSION, then the same through a catalog Pod and a Subscription, with live claims and tokens (test/olm; OLM's operators as processes).
-	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) hack/test-node-olm.sh
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) OLM_VERSION=$(OLM_VERSION) hack/test-node-olm.sh
 
 .PHONY: test-cold
 test-cold: ## Run `make test` as CI and a new user do: a fresh clone of HEAD, empty ./bin, Go module and build caches (catches withdrawn pins; prints the minutes).

@@ -21,6 +21,9 @@
 #                 bundle unpack Job (cp, /bin/cpb, opm alpha bundle extract): opm and the C library it
 #                 links, OLM's cpb (make cpb), Debian's static busybox (make busybox) for sh, cat,
 #                 gzip and cp, an empty /configs with the file-based catalog label
+#   olm.tar       $OLM_IMAGE (localhost/nsclaim/olm:dev)
+#                 OLM's olm and catalog operators (make olm) as its quickstart Deployments run them
+#                 (/bin/olm, /bin/catalog), with /bin/cpb and busybox's cp: also the unpack Job's util image
 # Usage: hack/images.sh OUTDIR [IMAGE...]   (default: pause manager httpd pipeline coredns kubectl)
 set -euo pipefail
 out=${1:?usage: images.sh OUTDIR [IMAGE...]}
@@ -36,6 +39,7 @@ CATALOG_IMAGE=${CATALOG_IMAGE:-localhost/nsclaim/catalog:dev}
 BUNDLE_IMAGE=${BUNDLE_IMAGE:-localhost/nsclaim/nsclaim-operator-bundle:dev}
 BUNDLE_DIR=${BUNDLE_DIR:-$root/bundle}
 OLM_TOOLS_IMAGE=${OLM_TOOLS_IMAGE:-localhost/nsclaim/olm-tools:dev}
+OLM_IMAGE=${OLM_IMAGE:-localhost/nsclaim/olm:dev}
 BUSYBOX=${BUSYBOX:-$root/bin/busybox-1.35.0/busybox}
 OLM_CPB=${OLM_CPB:-$root/bin/cpb}
 OPERATOR_SDK_VERSION=${OPERATOR_SDK_VERSION:-v1.42.2}
@@ -126,6 +130,14 @@ for i in "${images[@]}"; do
       -label operators.operatorframework.io.index.configs.v1=/configs -dir /configs -dir /tmp \
       -file /bin/busybox="$(realpath "$BUSYBOX")" -file /bin/cpb="$(realpath "$OLM_CPB")" \
       -file /bin/opm="$(realpath "$root/bin/opm")" "${libs[@]}" "${links[@]}"
+    ;;
+  olm)
+    for f in "$BUSYBOX" "$OLM_CPB" "$root/bin/olm" "$root/bin/catalog"; do
+      [[ -x $f ]] || { echo "images.sh: olm needs $f (make busybox cpb olm)" >&2; exit 2; }
+    done
+    ib -o "$out/olm.tar" -name "$OLM_IMAGE" -entrypoint /bin/olm -user 65532:65532 -dir /tmp \
+      -file /bin/olm="$(realpath "$root/bin/olm")" -file /bin/catalog="$(realpath "$root/bin/catalog")" \
+      -file /bin/cpb="$(realpath "$OLM_CPB")" -file /bin/busybox="$(realpath "$BUSYBOX")" -link /bin/cp=busybox
     ;;
   *)
     echo "images.sh: unknown image $i" >&2

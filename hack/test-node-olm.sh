@@ -3,7 +3,9 @@
 # live claims. Each mode gets a fresh local cluster with a node (hack/local-cluster.sh,
 # hack/local-node.sh) and the node's image registry (plain HTTP on the bridge; containerd resolves
 # ghcr.io and registry.access.redhat.com there, so nothing is pulled from outside), OLM's olm and
-# catalog operators as host processes (as in test-olm; their own images are not built here), and runs
+# catalog operators as Pods (OLM's quickstart manifest, deploy/upstream/quickstart/olm.yaml, as
+# `operator-sdk olm install` applies it, with the image assembled here; no packageserver and no
+# operatorhub.io CatalogSource), and runs
 # test/olm (the same test as make test-olm and make test-e2e-olm): install PREVIOUS_VERSION, claims
 # Ready, the leader election Lease held by the manager's Pod, upgrade to this tree's VERSION with the
 # claims live (same claims, Secrets, namespaces; the handed tokens still work), uninstall.
@@ -36,8 +38,7 @@ export APISERVER_ADDRESS=${POD_CIDR%.*}.1 APISERVER_BRIDGE=$NODE_BRIDGE
 export KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
 export VERSION=${VERSION:-0.4.0} PREVIOUS_VERSION=${PREVIOUS_VERSION:-0.3.0}
 export OPM=${OPM:-$REPO_ROOT/bin/opm} TOOLS_BIN=${TOOLS_BIN:-$REPO_ROOT/bin}
-OLM=${OLM:-$REPO_ROOT/bin/olm}
-OLM_CATALOG=${OLM_CATALOG:-$REPO_ROOT/bin/catalog}
+OLM_VERSION=${OLM_VERSION:-v0.46.0}
 KUSTOMIZE=${KUSTOMIZE:-$REPO_ROOT/bin/kustomize}
 OPERATOR_SDK=${OPERATOR_SDK:-$REPO_ROOT/bin/operator-sdk}
 KUBECTL=$KUBE_BIN_DIR/kubectl
@@ -45,37 +46,17 @@ STATE=$(realpath -m "$LOCAL_CLUSTER_DIR")
 IMAGES=$STATE-images
 NS=nsclaim-operator-system
 REGISTRY=$APISERVER_ADDRESS:$REGISTRY_PORT
-# The olm-tools image serves operator-sdk as index and decompression image and OLM as util and opm image.
+# The olm-tools image serves operator-sdk as index and decompression image and OLM as opm image; OLM's
+# own image (olm, catalog, cpb, cp) is also its util image.
 OLM_TOOLS=$REGISTRY/nsclaim/olm-tools:dev
+OLM_IMAGE=$REGISTRY/nsclaim/olm:$OLM_VERSION
 FROM_BUNDLE=$REGISTRY/nsclaim/nsclaim-operator-bundle:v$PREVIOUS_VERSION
 TO_BUNDLE=$REGISTRY/nsclaim/nsclaim-operator-bundle:v$VERSION
 t0=$(date +%s)
 say() { echo "test-node-olm: [$(($(date +%s) - t0))s] $*" >&2; }
 kc() { KUBECACHEDIR=$STATE/kubecache "$KUBECTL" --kubeconfig "$STATE/kubeconfig" "$@"; }
 
-# OLM's operators as host processes, by PID file (command line checked before a signal is sent).
-start() {
-  local name=$1
-  shift
-  mkdir -p "$STATE/pids" "$STATE/logs"
-  setsid "$@" >>"$STATE/logs/$name.log" 2>&1 </dev/null &
-  echo $! >"$STATE/pids/$name.pid"
-}
-stop() {
-  local name=$1 pid
-  pid=$(cat "$STATE/pids/$name.pid" 2>/dev/null) || return 0
-  # Ours if its command line or its environment (olm takes KUBECONFIG from there) names $STATE.
-  if [[ -r /proc/$pid/cmdline ]] && cat "/proc/$pid/cmdline" "/proc/$pid/environ" 2>/dev/null |
-    tr '\0' '\n' | grep -q -- "$STATE/"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$STATE/pids/$name.pid"
-}
 teardown() {
-  stop catalog
-  stop olm
   "$REPO_ROOT/hack/local-node.sh" down || true
   "$REPO_ROOT/hack/local-cluster.sh" down || true
 }
@@ -117,6 +98,7 @@ start_cluster() {
   PAUSE_IMAGE_TAR=$IMAGES/pause.tar "$REPO_ROOT/hack/local-node.sh" up
   local push=("$REPO_ROOT/hack/local-node.sh" push)
   "${push[@]}" "$IMAGES/olm-tools.tar" nsclaim/olm-tools:dev >/dev/null
+  "${push[@]}" "$IMAGES/olm.tar" "nsclaim/olm:$OLM_VERSION" >/dev/null
   # operator-sdk run bundle-upgrade has no --decompression-image: its registry Pod's init container
   # is registry.access.redhat.com/ubi9/ubi:9.7 (it needs sh, cat, gzip), resolved to this registry.
   "${push[@]}" "$IMAGES/olm-tools.tar" ubi9/ubi:9.7 >/dev/null
@@ -142,11 +124,19 @@ spec:
   features:
     disableCopiedCSVs: true
 EOF
-  kc create namespace olm >/dev/null
-  start olm env KUBECONFIG="$STATE/kubeconfig" "$OLM" --namespace olm --writeStatusName "" --writePackageServerStatusName ""
-  # The bundle unpack Job's images: cp and cpb (util), opm alpha bundle extract (opm).
-  start catalog "$OLM_CATALOG" --kubeconfig "$STATE/kubeconfig" --namespace olm --writeStatusName "" \
-    --util-image "$OLM_TOOLS" --opmImage "$OLM_TOOLS"
+  # OLM's quickstart, its image replaced by the one assembled here; the bundle unpack Job's opm image
+  # is olm-tools (opm alpha bundle extract), its util image OLM's own (cp, cpb). Left out: the
+  # packageserver CSV (the packages API; nothing here reads it) and the operatorhub.io CatalogSource.
+  # The catalog operator of v0.46.0 takes only --flags (cobra); the quickstart still writes -namespace.
+  awk 'BEGIN { RS = "\n---\n" } !/kind: ClusterServiceVersion/ && !/kind: CatalogSource/ { print "---"; print }' \
+    "$olm_dir/deploy/upstream/quickstart/olm.yaml" |
+    sed -e "s|quay.io/operator-framework/olm@sha256:[0-9a-f]*|$OLM_IMAGE|" \
+      -e "s|^\( *\)- '-\([a-zA-Z][a-zA-Z-]*\)'\$|\1- --\2|" -e "s|^\( *\)- -\([a-zA-Z]\)|\1- --\2|" \
+      -e "s|^\( *\)- --configmapServerImage=.*|&\n\1- --opmImage=$OLM_TOOLS|" >"$STATE/olm.yaml"
+  kc apply --server-side -f "$STATE/olm.yaml" >/dev/null
+  kc -n olm rollout status deployment/olm-operator --timeout=180s >/dev/null
+  kc -n olm rollout status deployment/catalog-operator --timeout=180s >/dev/null
+  say "OLM's operators run as Pods: $(kc -n olm get pods -o jsonpath='{range .items[*]}{.metadata.name} {.status.phase}, {end}')"
   apply_fence "$prev/src" "$PREVIOUS_VERSION"
 }
 
@@ -166,9 +156,9 @@ run_olm_test() {
     kc get pods -A -o wide >&2 || true
     kc -n "$NS" get csv,subscription,installplan,catalogsource >&2 || true
     kc get events -A --sort-by=.lastTimestamp 2>/dev/null | tail -25 >&2 || true
-    for name in olm catalog; do
+    for name in olm-operator catalog-operator; do
       echo "--- $name log tail:" >&2
-      tail -10 "$STATE/logs/$name.log" >&2 || true
+      kc -n olm logs "deployment/$name" --tail=10 >&2 || true
     done
   fi
   return "$status"
@@ -248,7 +238,7 @@ main() {
   mkdir -p "$IMAGES"
   "$REPO_ROOT/hack/catalog.sh" "$STATE/catalog-from" "$PREVIOUS_VERSION" >&2
   "$REPO_ROOT/hack/catalog.sh" "$STATE/catalog-to" "$PREVIOUS_VERSION" "$VERSION" >&2
-  "$REPO_ROOT/hack/images.sh" "$IMAGES" pause olm-tools
+  OLM_IMAGE=$OLM_IMAGE "$REPO_ROOT/hack/images.sh" "$IMAGES" pause olm-tools olm
   MANAGER_IMAGE=ghcr.io/nsclaim/nsclaim-operator:v$VERSION "$REPO_ROOT/hack/images.sh" "$IMAGES" manager
   mv "$IMAGES/manager.tar" "$IMAGES/manager-to.tar"
   BUNDLE_IMAGE=$TO_BUNDLE "$REPO_ROOT/hack/images.sh" "$IMAGES" bundle
