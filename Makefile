@@ -109,7 +109,7 @@ test-node: control-plane node kustomize operator-sdk scorecard-test ## Run the o
 	hack/test-node.sh
 
 .PHONY: test-node-olm
-test-node-olm: control-plane node kustomize operator-sdk opm olm cpb busybox ## On a real local node with its image registry: operator-sdk run bundle of PREVIOUS_VERSION and run bundle-upgrade to VERSION, then the same through a catalog Pod and a Subscription, with live claims and tokens (test/olm; OLM's operators as processes).
+test-node-olm: control-plane node kustomize operator-sdk opm olm cpb busybox ## On a real local node with its image registry: operator-sdk run bundle of PREVIOUS_VERSION and run bundle-upgrade to VERSION, then the same through a catalog Pod and a Subscription, with live claims and tokens (test/olm; OLM's operators as Pods too).
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) OLM_VERSION=$(OLM_VERSION) hack/test-node-olm.sh
 
 .PHONY: test-cold
@@ -505,7 +505,7 @@ OLM_PKG = github.com/operator-framework/operator-lifecycle-manager
 OLM_BUILD_FLAGS = -tags=containers_image_openpgp -ldflags "-s -w -X $(OLM_PKG)/pkg/version.OLMVersion=$(OLM_VERSION) -X $(OLM_PKG)/pkg/version.GitCommit=$(OLM_GIT_COMMIT)"
 
 .PHONY: olm
-olm: $(OLM) $(OLM_CATALOG) ## Build OLM's olm and catalog operators locally if necessary (run as processes by test-olm).
+olm: $(OLM) $(OLM_CATALOG) ## Build OLM's olm and catalog operators locally if necessary (processes in test-olm, Pods in test-node-olm).
 $(OLM): $(LOCALBIN) hack/tools/olm/go.mod
 	$(call go-build-wrapped-tool,$(OLM),hack/tools/olm,$(OLM_PKG)/cmd/olm,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
 $(OLM_CATALOG): $(LOCALBIN) hack/tools/olm/go.mod
