@@ -60,7 +60,16 @@ type fenceObserver struct {
 var (
 	_ namespaceclaim.FenceGate         = &fenceObserver{}
 	_ namespaceclaim.FenceIntactEvents = &fenceObserver{}
+	_ namespaceclaim.FenceCurrent      = &fenceObserver{}
 )
+
+// FenceIsCurrent implements namespaceclaim.FenceCurrent: the last check found this release's own fence
+// intact (not the previous release's, accepted during an upgrade). Safe for concurrent use.
+func (o *fenceObserver) FenceIsCurrent() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.last != nil && o.last.Intact && o.last.Release == o.own()
+}
 
 // FenceIntactEvents implements namespaceclaim.FenceIntactEvents.
 func (o *fenceObserver) FenceIntactEvents() <-chan event.GenericEvent { return o.intact }

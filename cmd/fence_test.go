@@ -74,3 +74,25 @@ func TestFenceIntactMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestFenceIsCurrent: only this release's intact fence covers sleep and wake; the previous release's,
+// accepted during an upgrade, does not.
+func TestFenceIsCurrent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		last *fence.Status
+		want bool
+	}{
+		{"not checked yet", nil, false},
+		{"this release's", &fence.Status{Intact: true, Release: "0.4.0"}, true},
+		{"the previous release's", &fence.Status{Intact: true, Release: "0.3.0"}, false},
+		{"broken", &fence.Status{Problems: []string{"missing"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &fenceObserver{accepts: []string{"0.4.0", "0.3.0"}, last: tc.last}
+			if got := o.FenceIsCurrent(); got != tc.want {
+				t.Errorf("FenceIsCurrent() = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

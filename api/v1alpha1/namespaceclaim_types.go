@@ -172,7 +172,8 @@ type NamespaceClaimStatus struct {
 
 	// phase is the claim's lifecycle phase, for people: Pending, Active (Ready, and a Pod Pending or
 	// Running in the namespace), Idle (Ready, nothing running: the idle clock runs, see idleExpiresAt),
-	// Refused, Expired or Terminating. Conditions remain the contract for programs.
+	// Sleeping (Ready, its workloads scaled down, see sleep), Refused, Expired or Terminating.
+	// Conditions remain the contract for programs.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Phase",xDescriptors={"urn:alm:descriptor:io.kubernetes.phase"}
 	Phase ClaimPhase `json:"phase,omitempty"`
@@ -197,6 +198,13 @@ type NamespaceClaimStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Idle Expires At",xDescriptors={"urn:alm:descriptor:text"}
 	IdleExpiresAt *metav1.Time `json:"idleExpiresAt,omitempty"`
+
+	// sleep is set while the namespace sleeps (phase Sleeping; the class's lifetime.sleepAfter): when
+	// it fell asleep and what the operator scaled down, so that a wake restores exactly that. Only the
+	// operator writes it; the tenant cannot change the record (docs/lifecycle.md).
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Sleep",xDescriptors={"urn:alm:descriptor:text"}
+	Sleep *SleepStatus `json:"sleep,omitempty"`
 
 	// tokenExpiresAt is when the current token expires; a new one is issued before then.
 	// +optional
@@ -224,8 +232,68 @@ type NamespaceClaimStatus struct {
 	BoundUser string `json:"boundUser,omitempty"`
 }
 
+// SleepStatus records a sleeping namespace: when it fell asleep and what the operator scaled down or
+// suspended there.
+type SleepStatus struct {
+	// since is when the operator put the namespace to sleep.
+	// +required
+	Since metav1.Time `json:"since"`
+
+	// workloads are the Deployments and StatefulSets the operator scaled to 0 and the CronJobs it
+	// suspended, each with its UID and the value it had. A wake restores those values onto the objects
+	// of the same UID only; an object replaced under the same name, or created while asleep, is left
+	// alone.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Workloads []SleptWorkload `json:"workloads,omitempty"`
+
+	// reapplied counts the times the operator scaled a recorded object back to 0 (or suspended it
+	// again) while the namespace slept, because something (a GitOps controller, the tenant) restored
+	// it.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Reapplied int32 `json:"reapplied,omitempty"`
+}
+
+// WorkloadKind is a kind of object that sleep scales down or suspends.
+// +kubebuilder:validation:Enum=Deployment;StatefulSet;CronJob
+type WorkloadKind string
+
+const (
+	// WorkloadDeployment is an apps/v1 Deployment, scaled through its scale subresource.
+	WorkloadDeployment WorkloadKind = "Deployment"
+	// WorkloadStatefulSet is an apps/v1 StatefulSet, scaled through its scale subresource.
+	WorkloadStatefulSet WorkloadKind = "StatefulSet"
+	// WorkloadCronJob is a batch/v1 CronJob, suspended with spec.suspend.
+	WorkloadCronJob WorkloadKind = "CronJob"
+)
+
+// SleptWorkload is one object a sleep changed, and the value to restore.
+type SleptWorkload struct {
+	// kind is Deployment, StatefulSet or CronJob.
+	// +required
+	Kind WorkloadKind `json:"kind"`
+
+	// name is the object's name in the claim's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// uid is the object's UID when it was put to sleep; only the object with this UID is restored.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	UID string `json:"uid"`
+
+	// replicas is the Deployment's or StatefulSet's replica count before it was scaled to 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+}
+
 // ClaimPhase is a claim's lifecycle phase as shown by `kubectl get nsc`.
-// +kubebuilder:validation:Enum=Pending;Active;Idle;Refused;Expired;Terminating
+// +kubebuilder:validation:Enum=Pending;Active;Idle;Sleeping;Refused;Expired;Terminating
 type ClaimPhase string
 
 const (
@@ -235,6 +303,9 @@ const (
 	ClaimPhaseActive ClaimPhase = "Active"
 	// ClaimPhaseIdle: Ready, and no Pod is Pending or Running in the namespace.
 	ClaimPhaseIdle ClaimPhase = "Idle"
+	// ClaimPhaseSleeping: Ready, and the namespace sleeps (status.sleep): its Deployments and
+	// StatefulSets are scaled to 0 and its CronJobs suspended until a heartbeat wakes it.
+	ClaimPhaseSleeping ClaimPhase = "Sleeping"
 	// ClaimPhaseRefused: the operator will not go on until someone acts (see the Ready condition).
 	ClaimPhaseRefused ClaimPhase = "Refused"
 	// ClaimPhaseExpired: the hard TTL or the idle TTL ended; the namespace is deleted.

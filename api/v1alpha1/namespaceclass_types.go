@@ -51,6 +51,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.lifetime) || !has(self.lifetime.defaultTTL) || !has(self.lifetime.maxTTL) || duration(self.lifetime.defaultTTL) <= duration(self.lifetime.maxTTL)",message="lifetime.defaultTTL must not exceed lifetime.maxTTL"
 // +kubebuilder:validation:XValidation:rule="!has(self.lifetime) || !has(self.lifetime.maxKeep) || has(self.lifetime.idleTTL)",message="lifetime.maxKeep bounds spec.keep, which replaces lifetime.idleTTL: set lifetime.idleTTL too"
 // +kubebuilder:validation:XValidation:rule="!has(self.lifetime) || !has(self.lifetime.maxKeep) || !has(self.lifetime.idleTTL) || duration(self.lifetime.idleTTL) <= duration(self.lifetime.maxKeep)",message="lifetime.idleTTL must not exceed lifetime.maxKeep"
+// +kubebuilder:validation:XValidation:rule="!has(self.lifetime) || !has(self.lifetime.sleepAfter) || !has(self.lifetime.idleTTL) || duration(self.lifetime.sleepAfter) < duration(self.lifetime.idleTTL)",message="lifetime.sleepAfter must be shorter than lifetime.idleTTL: a namespace sleeps before it idles out, so sleeping after the idle TTL would never happen"
 // +kubebuilder:validation:XValidation:rule="!has(self.credentials) || !has(self.credentials.tokenTTL) || !has(self.credentials.renewBefore) || duration(self.credentials.renewBefore) < duration(self.credentials.tokenTTL)",message="credentials.renewBefore must be shorter than credentials.tokenTTL"
 type NamespaceClassSpec struct {
 	// default marks this class as the one used by claims that name no class. At most one class
@@ -214,6 +215,17 @@ type LifetimeSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="lifetime.maxKeep must be between 1m and 8760h"
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Maximum Keep",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	MaxKeep *metav1.Duration `json:"maxKeep,omitempty"`
+
+	// sleepAfter puts a namespace to sleep once it has been idle this long (no Pod Pending or Running,
+	// no heartbeat; the same idle clock as idleTTL): its Deployments and StatefulSets are scaled to 0
+	// and its CronJobs suspended, and the claim's phase is Sleeping. A heartbeat (kubectl nsclaim
+	// heartbeat, extend or wake) wakes it: what was scaled down is scaled back to the recorded counts
+	// (docs/lifecycle.md). Unset means namespaces of this class never sleep. It must be shorter than
+	// idleTTL when both are set; the hard TTL and the idle TTL still end a sleeping namespace.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="lifetime.sleepAfter must be between 1m and 8760h"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Sleep After",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	SleepAfter *metav1.Duration `json:"sleepAfter,omitempty"`
 }
 
 // CredentialsMode says what a claim of a class receives.

@@ -243,6 +243,13 @@ func TestClassValidation(t *testing.T) {
 		{name: "maxKeep too long", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{IdleTTL: dur(time.Hour), MaxKeep: dur(9000 * time.Hour)}}, wantErr: "lifetime.maxKeep must be between 1m and 8760h"},
 		{name: "maxKeep without idle TTL", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{MaxKeep: dur(time.Hour)}}, wantErr: "lifetime.maxKeep bounds spec.keep, which replaces lifetime.idleTTL: set lifetime.idleTTL too"},
 		{name: "idle TTL above maxKeep", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{IdleTTL: dur(2 * time.Hour), MaxKeep: dur(time.Hour)}}, wantErr: "lifetime.idleTTL must not exceed lifetime.maxKeep"},
+		{name: "sleepAfter below idle TTL", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{IdleTTL: dur(time.Hour), SleepAfter: dur(15 * time.Minute)}}},
+		{name: "sleepAfter without idle TTL", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{SleepAfter: dur(30 * time.Minute)}}},
+		{name: "sleepAfter of 1m", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{SleepAfter: dur(time.Minute)}}},
+		{name: "sleepAfter equal to idle TTL", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{IdleTTL: dur(time.Hour), SleepAfter: dur(time.Hour)}}, wantErr: "lifetime.sleepAfter must be shorter than lifetime.idleTTL"},
+		{name: "sleepAfter above idle TTL", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{IdleTTL: dur(time.Hour), SleepAfter: dur(2 * time.Hour)}}, wantErr: "lifetime.sleepAfter must be shorter than lifetime.idleTTL: a namespace sleeps before it idles out"},
+		{name: "sleepAfter too short", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{SleepAfter: dur(30 * time.Second)}}, wantErr: "lifetime.sleepAfter must be between 1m and 8760h"},
+		{name: "sleepAfter too long", spec: v1.NamespaceClassSpec{Lifetime: v1.LifetimeSpec{SleepAfter: dur(9000 * time.Hour)}}, wantErr: "lifetime.sleepAfter must be between 1m and 8760h"},
 		{name: "renewBefore shorter", spec: v1.NamespaceClassSpec{Credentials: v1.CredentialsSpec{TokenTTL: dur(time.Hour), RenewBefore: dur(59 * time.Minute)}}},
 		{name: "psa namespace label", spec: v1.NamespaceClassSpec{NamespaceLabels: map[string]string{"pod-security.kubernetes.io/enforce": "privileged"}}, wantErr: "namespaceLabels must not use the reserved prefixes"},
 		{name: "namespace label", spec: v1.NamespaceClassSpec{NamespaceLabels: map[string]string{"team": "a", "example.com/tier": "ci"}}},
@@ -276,5 +283,41 @@ func check(t *testing.T, err error, wantErr string) {
 		t.Fatalf("want error containing %q, got success", wantErr)
 	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
 		t.Fatalf("want error containing %q, got %v", wantErr, err)
+	}
+}
+
+// TestClaimSleepStatus: the sleep record in the claim's status is bounded: known kinds only, at most 256
+// objects, a name and UID each, no negative replica count; the phase Sleeping is accepted.
+func TestClaimSleepStatus(t *testing.T) {
+	requireEnvtest(t)
+	ctx := context.Background()
+	three, minus := int32(3), int32(-1)
+	many := make([]v1.SleptWorkload, 257)
+	for i := range many {
+		many[i] = v1.SleptWorkload{Kind: v1.WorkloadCronJob, Name: fmt.Sprintf("c%d", i), UID: "u"}
+	}
+	cases := []struct {
+		name    string
+		sleep   *v1.SleepStatus
+		wantErr string
+	}{
+		{name: "deployment and cronjob", sleep: &v1.SleepStatus{Since: metav1.Now(), Workloads: []v1.SleptWorkload{
+			{Kind: v1.WorkloadDeployment, Name: "web", UID: "11111111-2222-3333-4444-555555555555", Replicas: &three},
+			{Kind: v1.WorkloadCronJob, Name: "nightly", UID: "66666666-2222-3333-4444-555555555555"}}}},
+		{name: "unknown kind", sleep: &v1.SleepStatus{Since: metav1.Now(), Workloads: []v1.SleptWorkload{{Kind: "DaemonSet", Name: "x", UID: "u"}}}, wantErr: "status.sleep.workloads[0].kind"},
+		{name: "negative replicas", sleep: &v1.SleepStatus{Since: metav1.Now(), Workloads: []v1.SleptWorkload{{Kind: v1.WorkloadStatefulSet, Name: "db", UID: "u", Replicas: &minus}}}, wantErr: "status.sleep.workloads[0].replicas"},
+		{name: "empty name", sleep: &v1.SleepStatus{Since: metav1.Now(), Workloads: []v1.SleptWorkload{{Kind: v1.WorkloadStatefulSet, Name: "", UID: "u"}}}, wantErr: "status.sleep.workloads[0].name"},
+		{name: "too many", sleep: &v1.SleepStatus{Since: metav1.Now(), Workloads: many}, wantErr: "status.sleep.workloads"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &v1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: name("sleep"), Namespace: "default"}}
+			if err := k8s.Create(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			c.Status.Phase = v1.ClaimPhaseSleeping
+			c.Status.Sleep = tc.sleep
+			check(t, k8s.Status().Update(ctx, c), tc.wantErr)
+		})
 	}
 }

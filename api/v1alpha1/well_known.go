@@ -184,6 +184,15 @@ const (
 	// OrphanedNamespaceReason: an Event reason, on a namespace nsclaim made whose claim no longer exists
 	// (its finalizer was removed, or it was deleted while the operator was down): the namespace is deleted.
 	OrphanedNamespaceReason = "OrphanedNamespace"
+	// SleptReason: an Event reason, on a claim whose namespace was put to sleep (the class's
+	// lifetime.sleepAfter): its Deployments and StatefulSets scaled to 0, its CronJobs suspended.
+	SleptReason = "Slept"
+	// WokeReason: an Event reason, on a claim whose sleeping namespace a heartbeat woke: the recorded
+	// objects got their replicas back, or were resumed.
+	WokeReason = "Woke"
+	// SleepReappliedReason: an Event reason, on a claim whose namespace sleeps, when recorded objects
+	// ran again (a GitOps controller or the tenant restored them) and were scaled down again.
+	SleepReappliedReason = "SleepReapplied"
 	// CreatorNotStampedReason: the claim's class binds the creator (credentials mode Requester) but the
 	// claim carries no creator recorded by the API server: the stamping policy of config/fence is not
 	// installed and intact, or the claim was created before it was.

@@ -34,6 +34,8 @@ type heartbeatOptions struct {
 	*options
 	wait    bool
 	timeout time.Duration
+	// wake waits, besides, until the namespace no longer sleeps (kubectl nsclaim wake).
+	wake bool
 }
 
 func newHeartbeatCommand(o *options) *cobra.Command {
@@ -48,7 +50,8 @@ minutes. With --wait (the default) it waits until the operator has recorded it a
 expiry (an empty line when the namespace has no idle expiry: the class has none, or a Pod is active).
 
 A heartbeat never moves the hard TTL (use extend); the operator ignores one dated more than a minute
-ahead of its clock. An expired claim cannot be kept alive.`,
+ahead of its clock. A heartbeat wakes a sleeping namespace (see wake). An expired claim cannot be kept
+alive.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			name, err := claimName(a)
@@ -95,16 +98,21 @@ func (h *heartbeatOptions) run(ctx context.Context, name string) error {
 	if !h.wait {
 		return nil
 	}
-	done, err := s.waitFor(ctx, name, h.timeout, "to record the heartbeat", func(c *tenancyv1alpha1.NamespaceClaim) (bool, error) {
+	what := "to record the heartbeat"
+	if h.wake {
+		what = "to wake the namespace"
+	}
+	done, err := s.waitFor(ctx, name, h.timeout, what, func(c *tenancyv1alpha1.NamespaceClaim) (bool, error) {
 		if c == nil {
 			return false, &cli.NotFoundError{What: fmt.Sprintf("namespaceclaim %s/%s (deleted meanwhile)", s.ns, name)}
 		}
-		// The operator records a heartbeat up to a second earlier (its clock may lag ours), or leaves
-		// lastActivity later when something newer happened.
-		return c.Status.LastActivity != nil && !c.Status.LastActivity.Time.Before(at.Add(-time.Second)), nil
+		return cli.HeartbeatRecorded(c, at, h.wake), nil
 	})
 	if err != nil {
 		return err
+	}
+	if h.wake {
+		h.logf("namespaceclaim %s/%s: %s", s.ns, name, cli.Lifecycle(done))
 	}
 	if done.Status.IdleExpiresAt == nil {
 		_, err = fmt.Fprintln(h.out)

@@ -59,7 +59,7 @@ Stdout carries only what -o asks for; everything else goes to stderr. Exit codes
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cli.UsageError{Msg: err.Error()} })
 	o.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newClaimCommand(o), newKubeconfigCommand(o), newExtendCommand(o), newHeartbeatCommand(o), newReleaseCommand(o),
+	root.AddCommand(newClaimCommand(o), newKubeconfigCommand(o), newExtendCommand(o), newHeartbeatCommand(o), newWakeCommand(o), newReleaseCommand(o),
 		newListCommand(o), newWhyCommand(o), newPipelineIdentityCommand(o), newTokenCommand(o))
 	return root
 }

@@ -84,6 +84,21 @@ func Lifecycle(claim *tenancyv1alpha1.NamespaceClaim) string {
 	st := claim.Status
 	out := orNone(string(st.Phase))
 	switch {
+	case st.Sleep != nil:
+		var scaled, suspended int
+		for _, w := range st.Sleep.Workloads {
+			if w.Kind == tenancyv1alpha1.WorkloadCronJob {
+				suspended++
+			} else {
+				scaled++
+			}
+		}
+		out += fmt.Sprintf(" (asleep since %s: %d Deployment(s) and StatefulSet(s) scaled to 0, %d CronJob(s) suspended; kubectl nsclaim wake restores them",
+			st.Sleep.Since.UTC().Format(time.RFC3339), scaled, suspended)
+		if st.IdleExpiresAt != nil {
+			out += fmt.Sprintf("; deleted for idleness at %s unless woken first", st.IdleExpiresAt.UTC().Format(time.RFC3339))
+		}
+		out += ")"
 	case st.PodsActive:
 		out += " (a Pod is Pending or Running: the idle clock is stopped)"
 	case st.IdleExpiresAt != nil && st.LastActivity != nil:
@@ -91,4 +106,15 @@ func Lifecycle(claim *tenancyv1alpha1.NamespaceClaim) string {
 			st.LastActivity.UTC().Format(time.RFC3339), st.IdleExpiresAt.UTC().Format(time.RFC3339))
 	}
 	return out
+}
+
+// HeartbeatRecorded reports whether the operator recorded a heartbeat sent at at: lastActivity at or
+// after it (the operator's clock may lag by a second, or something newer happened since). With awake,
+// the namespace must also no longer sleep (kubectl nsclaim wake).
+func HeartbeatRecorded(claim *tenancyv1alpha1.NamespaceClaim, at time.Time, awake bool) bool {
+	st := claim.Status
+	if st.LastActivity == nil || st.LastActivity.Time.Before(at.Add(-time.Second)) {
+		return false
+	}
+	return !awake || st.Sleep == nil
 }

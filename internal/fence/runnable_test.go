@@ -194,6 +194,9 @@ func TestRunnableAcceptsThePreviousRelease(t *testing.T) {
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(own.Policy), policy)).To(Succeed())
 	policy.Spec.Validations = own.Policy.Spec.Validations
+	// This release's rules use variables and match resources the previous release's did not have.
+	policy.Spec.Variables = own.Policy.Spec.Variables
+	policy.Spec.MatchConstraints = own.Policy.Spec.MatchConstraints
 	policy.Labels = map[string]string{VersionLabel: own.Release}
 	g.Expect(admin.Update(ctx, policy)).To(Succeed())
 	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true, Release: own.Release, Found: []string{"9.9.9", "unlabelled"}}))

@@ -19,12 +19,14 @@ package informers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -54,7 +56,7 @@ type ActivePods struct {
 // NewActivePods creates the cache. Add it to the manager (AddActivePods does) so it starts with the
 // others. Unlike the other side caches it keeps the namespace index: it is read by namespace.
 func NewActivePods(cfg *rest.Config, scheme *runtime.Scheme) (*ActivePods, error) {
-	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultTransform: stripToIdentity,
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultTransform: stripToActivity,
 		ByObject: map[client.Object]cache.ByObject{newPodMetadata(): {Field: ActivePodSelector}}})
 	if err != nil {
 		return nil, fmt.Errorf("creating the active Pod cache: %w", err)
@@ -76,12 +78,62 @@ func AddActivePods(mgr manager.Manager, cfg *rest.Config, scheme *runtime.Scheme
 
 // Count returns the number of active Pods in namespace ns, as the cache last saw them.
 func (p *ActivePods) Count(ctx context.Context, ns string) (int, error) {
+	all, _, err := p.CountWork(ctx, ns)
+	return all, err
+}
+
+// CountWork returns the number of active Pods in namespace ns, and how many of them are work: not
+// controlled by a ReplicaSet or a StatefulSet (see isWorkloadPod).
+func (p *ActivePods) CountWork(ctx context.Context, ns string) (all, work int, err error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
 	if err := p.cache.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-		return 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
+		return 0, 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
 	}
-	return len(list.Items), nil
+	return len(list.Items), CountWork(list.Items), nil
+}
+
+// CountWork counts the Pods that are not controlled by a ReplicaSet or a StatefulSet.
+func CountWork(pods []metav1.PartialObjectMetadata) int {
+	n := 0
+	for i := range pods {
+		if !isWorkloadPod(pods[i].OwnerReferences) {
+			n++
+		}
+	}
+	return n
+}
+
+// isWorkloadPod reports whether a Pod's controller is a ReplicaSet (of a Deployment) or a StatefulSet:
+// the Pods a sleep stops. In a class with lifetime.sleepAfter they are not activity (a running app
+// would otherwise never sleep); Pods of Jobs (and CronJobs), bare Pods and others are.
+func isWorkloadPod(refs []metav1.OwnerReference) bool {
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller && (r.Kind == "ReplicaSet" || r.Kind == "StatefulSet") && strings.HasPrefix(r.APIVersion, "apps/") {
+			return true
+		}
+	}
+	return false
+}
+
+// workloadController is the only owner reference the cache keeps, for a Pod that isWorkloadPod: shared,
+// so that it costs one slice header per Pod.
+var workloadController = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Controller: ptr.To(true)}}
+
+// stripToActivity is stripToIdentity, keeping besides whether the Pod is a workload's (isWorkloadPod),
+// as one shared owner reference: nothing else of its owners.
+func stripToActivity(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	workload := isWorkloadPod(m.OwnerReferences)
+	out, err := stripToIdentity(obj)
+	if err != nil || !workload {
+		return out, err
+	}
+	out.(*metav1.PartialObjectMetadata).OwnerReferences = workloadController
+	return out, nil
 }
 
 // Source is the watch that enqueues, when a Pod starts counting or stops counting as active (created,

@@ -32,6 +32,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -128,8 +129,9 @@ func TestActivePodsCountsPendingAndRunningOnly(t *testing.T) {
 }
 
 // TestActivePodsMemory measures the live heap the ActivePods cache holds per Pod: set
-// NSCLAIM_MEASURE_ACTIVE_PODS to the number of Pods (spread over namespaces of 50 each). docs/lifecycle.md
-// reports the result and its extrapolation.
+// NSCLAIM_MEASURE_ACTIVE_PODS to the number of Pods (spread over namespaces of 50 each), and
+// NSCLAIM_MEASURE_WORKLOAD_PODS=1 to give each a ReplicaSet controller reference, as a Deployment's Pods
+// have (nothing garbage-collects here). docs/lifecycle.md reports the result and its extrapolation.
 func TestActivePodsMemory(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("NSCLAIM_MEASURE_ACTIVE_PODS"))
 	if n <= 0 {
@@ -151,7 +153,12 @@ func TestActivePodsMemory(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			createPod(g, k8s, podIn(namespaces[i/perNamespace], fmt.Sprintf("web-5d8f7c9b6-%05d", i)))
+			p := podIn(namespaces[i/perNamespace], fmt.Sprintf("web-5d8f7c9b6-%05d", i))
+			if os.Getenv("NSCLAIM_MEASURE_WORKLOAD_PODS") != "" {
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-5d8f7c9b6",
+					UID: "2f1c1e6a-6a43-4f8e-9d6b-0b1f4a7c9e21", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+			}
+			createPod(g, k8s, p)
 		}()
 	}
 	wg.Wait()
@@ -170,15 +177,61 @@ func TestActivePodsMemory(t *testing.T) {
 	}
 	before := heap()
 	pods := activePodsCache(t, cfg, k8s)
-	total := 0
+	total, work := 0, 0
 	for _, ns := range namespaces {
-		c, err := pods.Count(ctx, ns)
+		c, w, err := pods.CountWork(ctx, ns)
 		g.Expect(err).NotTo(HaveOccurred())
 		total += c
+		work += w
 	}
 	g.Expect(total).To(Equal(n))
+	if os.Getenv("NSCLAIM_MEASURE_WORKLOAD_PODS") != "" {
+		g.Expect(work).To(BeZero(), "every Pod is a ReplicaSet's: none is work")
+	} else {
+		g.Expect(work).To(Equal(n))
+	}
 	after := heap()
 	runtime.KeepAlive(pods)
 	per := float64(int64(after)-int64(before)) / float64(n)
 	t.Logf("ActivePods cache: %d Pods in %d namespaces: live heap +%.1f KiB total, %.0f bytes per Pod", n, len(namespaces), float64(int64(after)-int64(before))/1024, per)
+}
+
+// TestStripToActivity: the cache keeps of a Pod's owners only whether a ReplicaSet or StatefulSet
+// controls it (one shared reference), and that decides whether it is work.
+func TestStripToActivity(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name     string
+		refs     []metav1.OwnerReference
+		workload bool
+	}{
+		{name: "bare Pod"},
+		{name: "a Deployment's (ReplicaSet controller)", refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-5d8f7c9b6", UID: "u", Controller: &yes}}, workload: true},
+		{name: "a StatefulSet's", refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "u", Controller: &yes}}, workload: true},
+		{name: "a Job's", refs: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "nightly-123", UID: "u", Controller: &yes}}},
+		{name: "a ReplicaSet owner that is not the controller", refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "x", UID: "u", Controller: &no}}},
+		{name: "a ReplicaSet of another group", refs: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "ReplicaSet", Name: "x", UID: "u", Controller: &yes}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := newPodMetadata()
+			in.Name, in.Namespace, in.Labels, in.OwnerReferences = "p", "ns", map[string]string{"app": "web"}, tc.refs
+			out, err := stripToActivity(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := out.(*metav1.PartialObjectMetadata)
+			if m.Labels != nil || m.Name != "p" || m.Namespace != "ns" {
+				t.Errorf("not stripped to identity: %+v", m.ObjectMeta)
+			}
+			if got := isWorkloadPod(m.OwnerReferences); got != tc.workload {
+				t.Errorf("workload after the transform = %t, want %t", got, tc.workload)
+			}
+			if len(m.OwnerReferences) > 0 && m.OwnerReferences[0].Name != "" {
+				t.Errorf("owner reference kept more than the workload mark: %+v", m.OwnerReferences[0])
+			}
+			if CountWork([]metav1.PartialObjectMetadata{*m}) == 1 == tc.workload {
+				t.Errorf("countWork disagrees with isWorkloadPod")
+			}
+		})
+	}
 }

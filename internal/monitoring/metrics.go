@@ -62,6 +62,10 @@ const (
 	RefusalsName             = "nsclaim_refusals_total"
 	ExpiriesName             = "nsclaim_expiries_total"
 	IdleExpiriesName         = "nsclaim_idle_expiries_total"
+	SleepsName               = "nsclaim_sleeps_total"
+	WakesName                = "nsclaim_wakes_total"
+	SleepReappliedName       = "nsclaim_sleep_reapplied_total"
+	SleepReplicaSecondsName  = "nsclaim_sleep_replica_seconds_total"
 	DeletionDurationName     = "nsclaim_deletion_duration_seconds"
 	SelfTestFailuresName     = "nsclaim_self_test_failures_total"
 	FenceIntactName          = "nsclaim_admission_fence_intact"
@@ -106,7 +110,7 @@ var Definitions = []Definition{
 	{Name: OldestWaitName, Kind: Gauge, Labels: []string{ClassLabel, StateLabel}, Collected: true,
 		Help: "Seconds the oldest claim of the class has waited in the state: Pending (to become Ready: since its Ready condition last turned False or Unknown, or since its creation when it has none) or Terminating (for its namespace to go: since its deletion was requested); read from the informer cache at scrape time. Only (class, state) pairs with such a claim have a series, so a steady churn of claims that each move on soon keeps it low."},
 	{Name: ClaimsByPhaseName, Kind: Gauge, Labels: []string{ClassLabel, PhaseLabel}, Collected: true,
-		Help: "NamespaceClaims by class and lifecycle phase (status.phase: Pending, Active, Idle, Refused, Expired, Terminating; docs/lifecycle.md), read from the informer cache at scrape time. Idle claims are those whose idle clock runs; claims not yet given a phase are not counted."},
+		Help: "NamespaceClaims by class and lifecycle phase (status.phase: Pending, Active, Idle, Sleeping, Refused, Expired, Terminating; docs/lifecycle.md), read from the informer cache at scrape time. Idle claims are those whose idle clock runs; Sleeping ones those whose workloads the operator scaled down; claims not yet given a phase are not counted."},
 	{Name: ProvisioningDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
 		Help: "Seconds from a claim's creation to its first Ready=True."},
 	{Name: CredentialsIssuedName, Kind: Counter, Labels: []string{ClassLabel, KindLabel},
@@ -119,6 +123,14 @@ var Definitions = []Definition{
 		Help: "Claims whose TTL passed and whose namespace was deleted."},
 	{Name: IdleExpiriesName, Kind: Counter, Labels: []string{ClassLabel},
 		Help: "Claims whose namespace stayed idle (no Pod Pending or Running, no heartbeat) for its idle TTL and was deleted; they are counted in " + ExpiriesName + " too."},
+	{Name: SleepsName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Namespaces put to sleep (the class's lifetime.sleepAfter): their Deployments and StatefulSets scaled to 0, their CronJobs suspended."},
+	{Name: WakesName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Sleeping namespaces woken by a heartbeat (kubectl nsclaim heartbeat, extend or wake) or by their class dropping lifetime.sleepAfter."},
+	{Name: SleepReappliedName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Objects of a sleeping namespace that ran again (a GitOps controller or the tenant restored their replicas or resumed them) and that the operator scaled down or suspended again at its resync."},
+	{Name: SleepReplicaSecondsName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Replica-seconds a sleep avoided: the replicas the operator recorded and scaled to 0, times the seconds the namespace slept; added when it wakes or expires (a namespace deleted while asleep adds nothing). An upper bound of the Pod-seconds saved: it assumes every recorded replica would have run the whole time, and does not subtract replicas a GitOps controller restored until the operator's resync."},
 	{Name: DeletionDurationName, Kind: Histogram, Labels: []string{ClassLabel}, Buckets: durationBuckets,
 		Help: "Seconds from a claim's deletion request to the removal of its finalizer (namespace gone)."},
 	{Name: SelfTestFailuresName, Kind: Counter, Labels: []string{ClassLabel},
@@ -170,6 +182,10 @@ var (
 	refusals             = counterVec(RefusalsName)
 	expiries             = counterVec(ExpiriesName)
 	idleExpiries         = counterVec(IdleExpiriesName)
+	sleeps               = counterVec(SleepsName)
+	wakes                = counterVec(WakesName)
+	sleepReapplied       = counterVec(SleepReappliedName)
+	sleepReplicaSeconds  = counterVec(SleepReplicaSecondsName)
 	deletionDuration     = histogramVec(DeletionDurationName)
 	selfTestFailures     = counterVec(SelfTestFailuresName)
 	fenceIntact          = gaugeVec(FenceIntactName)
@@ -181,7 +197,7 @@ var (
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
-		expiries, idleExpiries, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
+		expiries, idleExpiries, sleeps, wakes, sleepReapplied, sleepReplicaSeconds, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
 		selfTestRequests, clusterWideGrants, kubeconfigServer,
 	}
 	registerOnce sync.Once
@@ -237,6 +253,27 @@ func Expired(class string) {
 // IdleExpired counts a claim whose idle TTL passed (call Expired too).
 func IdleExpired(class string) {
 	idleExpiries.WithLabelValues(class).Inc()
+}
+
+// Slept counts a namespace put to sleep.
+func Slept(class string) {
+	sleeps.WithLabelValues(class).Inc()
+}
+
+// Woke counts a sleeping namespace woken, and adds the replica-seconds its sleep avoided.
+func Woke(class string, replicaSeconds float64) {
+	wakes.WithLabelValues(class).Inc()
+	sleepReplicaSeconds.WithLabelValues(class).Add(replicaSeconds)
+}
+
+// SleepEnded adds the replica-seconds of a sleep that ended without a wake (the claim expired).
+func SleepEnded(class string, replicaSeconds float64) {
+	sleepReplicaSeconds.WithLabelValues(class).Add(replicaSeconds)
+}
+
+// SleepReapplied counts n objects of a sleeping namespace scaled down or suspended again.
+func SleepReapplied(class string, n int) {
+	sleepReapplied.WithLabelValues(class).Add(float64(n))
 }
 
 // ObserveDeletion records the time from a claim's deletionTimestamp to the removal of its finalizer.

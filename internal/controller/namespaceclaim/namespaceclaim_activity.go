@@ -47,9 +47,19 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 	}
 	s.activityObserved = true
 	idleTTL, _, _ := claimpolicy.IdleTTL(claim, s.class)
-	pods, err := r.countActivePods(ctx, claim.Status.Namespace)
+	pods, work, err := r.countActivePods(ctx, claim.Status.Namespace)
 	if err != nil {
 		return err
+	}
+	if sleeps := s.class.Spec.Lifetime.SleepAfter; sleeps != nil && sleeps.Duration > 0 {
+		// A class that sleeps counts only work as activity: its Deployments' and StatefulSets' Pods are
+		// what a sleep stops (docs/lifecycle.md).
+		pods = work
+	}
+	if claim.Status.Sleep != nil {
+		// Asleep: the Pods ending after the scale-down, or any the tenant starts, are no activity; only
+		// a heartbeat wakes the namespace (reconcileSleep).
+		pods = 0
 	}
 	in := claimpolicy.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
 		WasActive: claim.Status.PodsActive, Observed: claim.Status.LastActivity != nil}
@@ -70,18 +80,18 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 	return nil
 }
 
-// countActivePods counts the active Pods of namespace ns: from the informers.ActivePods cache, or without it
-// (unit tests) from the API server, one Pod at most.
-func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns string) (int, error) {
+// countActivePods counts the active Pods of namespace ns, and those that are work (not a ReplicaSet's or
+// a StatefulSet's): from the informers.ActivePods cache, or without it (unit tests) from the API server.
+func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns string) (all, work int, err error) {
 	if r.ActivePods != nil {
-		return r.ActivePods.Count(ctx, ns)
+		return r.ActivePods.CountWork(ctx, ns)
 	}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: informers.ActivePodSelector}, client.Limit(1)); err != nil {
-		return 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
+	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: informers.ActivePodSelector}); err != nil {
+		return 0, 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
 	}
-	return len(list.Items), nil
+	return len(list.Items), informers.CountWork(list.Items), nil
 }
 
 // expiredMessage is the Expired condition's reason and message: the hard TTL's, or the idle TTL's.
@@ -114,6 +124,8 @@ func phaseOf(claim *tenancyv1alpha1.NamespaceClaim) tenancyv1alpha1.ClaimPhase {
 		return tenancyv1alpha1.ClaimPhaseExpired
 	case ready == nil:
 		return tenancyv1alpha1.ClaimPhasePending
+	case ready.Status == metav1.ConditionTrue && claim.Status.Sleep != nil:
+		return tenancyv1alpha1.ClaimPhaseSleeping
 	case ready.Status == metav1.ConditionTrue && claim.Status.PodsActive:
 		return tenancyv1alpha1.ClaimPhaseActive
 	case ready.Status == metav1.ConditionTrue:

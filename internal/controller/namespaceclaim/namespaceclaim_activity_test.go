@@ -36,6 +36,7 @@ func TestPhaseOf(t *testing.T) {
 		name     string
 		conds    []metav1.Condition
 		active   bool
+		asleep   bool
 		deleting bool
 		want     tenancyv1alpha1.ClaimPhase
 	}{
@@ -44,6 +45,10 @@ func TestPhaseOf(t *testing.T) {
 		{name: "internal error", conds: []metav1.Condition{cond(tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.InternalErrorReason)}, want: tenancyv1alpha1.ClaimPhasePending},
 		{name: "ready, nothing running", conds: []metav1.Condition{ready}, want: tenancyv1alpha1.ClaimPhaseIdle},
 		{name: "ready, a Pod active", conds: []metav1.Condition{ready}, active: true, want: tenancyv1alpha1.ClaimPhaseActive},
+		{name: "ready, asleep", conds: []metav1.Condition{ready}, asleep: true, want: tenancyv1alpha1.ClaimPhaseSleeping},
+		{name: "expired while asleep", conds: []metav1.Condition{cond(tenancyv1alpha1.ExpiredCondition, metav1.ConditionTrue, tenancyv1alpha1.IdleExpiredReason),
+			cond(tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ExpiredReason)}, asleep: true, want: tenancyv1alpha1.ClaimPhaseExpired},
+		{name: "deleting while asleep", conds: []metav1.Condition{ready}, asleep: true, deleting: true, want: tenancyv1alpha1.ClaimPhaseTerminating},
 		{name: "refused", conds: []metav1.Condition{cond(tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.KeepExceedsMaximumReason)}, want: tenancyv1alpha1.ClaimPhaseRefused},
 		{name: "expired by idleness", conds: []metav1.Condition{cond(tenancyv1alpha1.ExpiredCondition, metav1.ConditionTrue, tenancyv1alpha1.IdleExpiredReason),
 			cond(tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ExpiredReason)}, want: tenancyv1alpha1.ClaimPhaseExpired},
@@ -55,6 +60,9 @@ func TestPhaseOf(t *testing.T) {
 			c := &tenancyv1alpha1.NamespaceClaim{Status: tenancyv1alpha1.NamespaceClaimStatus{Conditions: tc.conds, PodsActive: tc.active}}
 			if tc.deleting {
 				c.DeletionTimestamp = &now
+			}
+			if tc.asleep {
+				c.Status.Sleep = &tenancyv1alpha1.SleepStatus{Since: now}
 			}
 			if got := phaseOf(c); got != tc.want {
 				t.Errorf("phaseOf = %s, want %s", got, tc.want)

@@ -110,6 +110,9 @@ type NamespaceClaimReconciler struct {
 	// clock stops while there is one); nil reads them from the API server and watches nothing (unit
 	// tests only).
 	ActivePods *informers.ActivePods
+	// SleepResync is how often a sleeping namespace is checked for recorded objects that run again;
+	// 0 means DefaultSleepResync.
+	SleepResync time.Duration
 
 	// NameReuse holds back the grants of a namespace whose name was in use moments ago, until the API
 	// server can no longer accept a previous holder's token (see informers.NamespaceReuse); nil skips the wait
@@ -290,6 +293,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		r.reconcileNamespace,
 		r.reconcileRequestOwner,
 		r.reconcileChildren,
+		r.reconcileSleep,
 	} {
 		if err := phase(ctx, s); err != nil {
 			return err

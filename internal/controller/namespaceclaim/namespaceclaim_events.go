@@ -26,6 +26,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/lifecycle"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
@@ -41,6 +42,9 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 		monitoring.Refused(e.reason)
 	case e.reason == tenancyv1alpha1.ExpiredReason:
 		monitoring.Expired(className(s.claim))
+		if sl := before.Status.Sleep; sl != nil {
+			monitoring.SleepEnded(className(s.claim), lifecycle.ReplicaSeconds(sl.Workloads, sl.Since.Time, s.now))
+		}
 		if s.idleExpired {
 			monitoring.IdleExpired(className(s.claim))
 			e.reason = tenancyv1alpha1.IdleExpiredReason

@@ -42,6 +42,26 @@ type FenceIntactEvents interface {
 	FenceIntactEvents() <-chan event.GenericEvent
 }
 
+// FenceCurrent is a FenceGate that also tells whether the fence in force is this release's own, not the
+// previous release's (accepted during an upgrade). Sleep and wake need it: only this release's fence
+// keeps the operator's writes of scale subresources and CronJobs inside the namespaces it created.
+type FenceCurrent interface {
+	FenceIsCurrent() bool
+}
+
+// fenceCoversSleep reports whether the sleep phase may write: the fence is not required (the operator
+// runs with RBAC as its only limit, by the admin's choice), or this release's fence is intact.
+func (r *NamespaceClaimReconciler) fenceCoversSleep() bool {
+	if r.Fence == nil {
+		return true
+	}
+	if c, ok := r.Fence.(FenceCurrent); ok {
+		return c.FenceIsCurrent()
+	}
+	checked, problem := r.Fence.FenceProblem()
+	return checked && problem == ""
+}
+
 // fenceHeldClaims maps a fence event to the claims held by the fence (Ready reason FenceNotIntact, or
 // Pending), read from the cache.
 func (r *NamespaceClaimReconciler) fenceHeldClaims(ctx context.Context, _ client.Object) []reconcile.Request {

@@ -63,6 +63,9 @@ type claimScope struct {
 	// idleExpiresAt is when the namespace is to be deleted for idleness; zero when it is active or its
 	// class has no idle TTL.
 	idleExpiresAt time.Time
+	// sleepAt is when the sleep phase next looks at the namespace by the clock: when it falls asleep
+	// if nothing happens, or, asleep, its next resync (see reconcileSleep); zero otherwise.
+	sleepAt time.Time
 	// activityObserved is set once reconcileActivity recorded the namespace's activity.
 	activityObserved bool
 	// tokenOnce is set when the claim asks for its token to be issued only once.
@@ -138,7 +141,7 @@ func (s *claimScope) held() bool { return s.claim.Status.Namespace != "" }
 // requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
 func (s *claimScope) requeueAfter() time.Duration {
 	var next time.Duration
-	for _, t := range []time.Time{s.expiresAt, s.idleExpiresAt, s.renewAt, s.credentialsCheckAt} {
+	for _, t := range []time.Time{s.expiresAt, s.idleExpiresAt, s.renewAt, s.credentialsCheckAt, s.sleepAt} {
 		if t.IsZero() || s.expired {
 			continue
 		}

@@ -1,0 +1,217 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package lifecycle decides when a claimed namespace sleeps and wakes, and what a sleep changes and a
+// wake restores. It reads no API: the controller gives it what it observed and applies what it returns.
+package lifecycle
+
+import (
+	"sort"
+	"time"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+)
+
+// MaxSleptWorkloads is how many objects one sleep records (status.sleep.workloads' MaxItems). A
+// namespace with more Deployments, StatefulSets and CronJobs to scale down or suspend is not put to
+// sleep at all: half a sleep would save little and confuse everyone.
+const MaxSleptWorkloads = 256
+
+// Action is what the sleep phase does to a namespace in one reconcile.
+type Action string
+
+const (
+	// Stay changes nothing: the namespace stays awake or asleep.
+	Stay Action = "Stay"
+	// Sleep scales the namespace's workloads down and records them.
+	Sleep Action = "Sleep"
+	// Wake restores what the sleep recorded and clears the record.
+	Wake Action = "Wake"
+)
+
+// SleepInput is what one reconcile knows about a held namespace, for the sleep decision.
+type SleepInput struct {
+	// Now is the reconcile's time.
+	Now time.Time
+	// SleepAfter is the class's lifetime.sleepAfter; zero when it sets none.
+	SleepAfter time.Duration
+	// Active is set while a Pod counts as activity (see provision.IdleActivity); a sleeping namespace's
+	// Pods never do.
+	Active bool
+	// LastActivity is when the idle clock last started (status.lastActivity).
+	LastActivity time.Time
+	// Sleeping is set while status.sleep records a sleep; Since is its status.sleep.since.
+	Sleeping bool
+	Since    time.Time
+	// Heartbeat is the accepted heartbeat (provision.Heartbeat); zero when there is none.
+	Heartbeat time.Time
+}
+
+// SleepDecision is the sleep phase's action, and when the clock next matters to it.
+type SleepDecision struct {
+	Action Action
+	// At is when the namespace falls asleep if nothing happens before (awake and idle, Action Stay);
+	// zero otherwise.
+	At time.Time
+}
+
+// DecideSleep decides whether a held namespace falls asleep or wakes. An awake namespace sleeps once
+// it has been idle for SleepAfter (never while a Pod is active, never without SleepAfter). A sleeping
+// namespace wakes on a heartbeat dated at or after the moment it fell asleep (kubectl nsclaim
+// heartbeat, extend and wake each send one: a heartbeat from before was already counted in
+// LastActivity), or when its class no longer sets SleepAfter. Pods never wake it.
+func DecideSleep(in SleepInput) SleepDecision {
+	if in.Sleeping {
+		if in.SleepAfter <= 0 || (!in.Heartbeat.IsZero() && !in.Heartbeat.Before(in.Since)) {
+			return SleepDecision{Action: Wake}
+		}
+		return SleepDecision{Action: Stay}
+	}
+	if in.SleepAfter <= 0 || in.Active {
+		return SleepDecision{Action: Stay}
+	}
+	at := in.LastActivity.Add(in.SleepAfter)
+	if in.Now.Before(at) {
+		return SleepDecision{Action: Stay, At: at}
+	}
+	return SleepDecision{Action: Sleep}
+}
+
+// Observed is a Deployment, StatefulSet or CronJob as the operator read it in the claimed namespace.
+type Observed struct {
+	Kind tenancyv1alpha1.WorkloadKind
+	Name string
+	UID  string
+	// Replicas is a Deployment's or StatefulSet's spec.replicas (1 when unset, as the API defaults it).
+	Replicas int32
+	// Suspended is a CronJob's spec.suspend.
+	Suspended bool
+}
+
+// running reports whether a sleep has something to do to o: replicas above 0, or a CronJob not
+// suspended.
+func (o Observed) running() bool {
+	if o.Kind == tenancyv1alpha1.WorkloadCronJob {
+		return !o.Suspended
+	}
+	return o.Replicas > 0
+}
+
+// PlanSleep returns what a sleep records: every object that runs something (a Deployment or
+// StatefulSet with replicas, a CronJob not suspended), with its UID and replica count, sorted by kind
+// and name. Objects already at 0 or suspended are left out: a wake has nothing of theirs to restore.
+// ok is false when there are more than MaxSleptWorkloads: the namespace is not put to sleep.
+func PlanSleep(objs []Observed) (record []tenancyv1alpha1.SleptWorkload, ok bool) {
+	for _, o := range objs {
+		if !o.running() {
+			continue
+		}
+		w := tenancyv1alpha1.SleptWorkload{Kind: o.Kind, Name: o.Name, UID: o.UID}
+		if o.Kind != tenancyv1alpha1.WorkloadCronJob {
+			r := o.Replicas
+			w.Replicas = &r
+		}
+		record = append(record, w)
+	}
+	sort.Slice(record, func(i, j int) bool {
+		if record[i].Kind != record[j].Kind {
+			return record[i].Kind < record[j].Kind
+		}
+		return record[i].Name < record[j].Name
+	})
+	return record, len(record) <= MaxSleptWorkloads
+}
+
+// Step is one write a sleep or a wake makes: set Kind Name (of UID) to Replicas, or its CronJob's
+// suspend to Suspend.
+type Step struct {
+	Kind     tenancyv1alpha1.WorkloadKind
+	Name     string
+	UID      string
+	Replicas int32
+	Suspend  bool
+}
+
+// find returns the observed object of kind and name, if any.
+func find(objs []Observed, kind tenancyv1alpha1.WorkloadKind, name string) (Observed, bool) {
+	for _, o := range objs {
+		if o.Kind == kind && o.Name == name {
+			return o, true
+		}
+	}
+	return Observed{}, false
+}
+
+// Hold returns the writes that keep a sleeping namespace asleep: the recorded objects (same UID) that
+// run something again (a GitOps controller or the tenant restored them) go back to 0 or suspended.
+// Objects that are gone, were replaced under the same name (another UID) or were created while
+// asleep are left alone. Called with the record just made, it returns the sleep's own writes.
+func Hold(record []tenancyv1alpha1.SleptWorkload, objs []Observed) []Step {
+	var out []Step
+	for _, w := range record {
+		o, ok := find(objs, w.Kind, w.Name)
+		if !ok || o.UID != w.UID || !o.running() {
+			continue
+		}
+		out = append(out, Step{Kind: w.Kind, Name: w.Name, UID: w.UID, Suspend: true})
+	}
+	return out
+}
+
+// Restore returns the writes of a wake: each recorded object that still exists with the same UID gets
+// back its recorded replica count, or, a CronJob, suspend false (a CronJob is recorded only when it was
+// not suspended). An object that is gone or was replaced under the same name is not touched, nor is
+// one created while asleep; an object already at the recorded value needs no write.
+func Restore(record []tenancyv1alpha1.SleptWorkload, objs []Observed) []Step {
+	var out []Step
+	for _, w := range record {
+		o, ok := find(objs, w.Kind, w.Name)
+		if !ok || o.UID != w.UID {
+			continue
+		}
+		s := Step{Kind: w.Kind, Name: w.Name, UID: w.UID}
+		switch {
+		case w.Kind == tenancyv1alpha1.WorkloadCronJob:
+			if !o.Suspended {
+				continue
+			}
+		case w.Replicas == nil || o.Replicas == *w.Replicas:
+			continue
+		default:
+			s.Replicas = *w.Replicas
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// ReplicaSeconds is what a sleep avoided, as counted by nsclaim_sleep_replica_seconds_total: the
+// replicas it recorded times the seconds from since to until. It is an upper bound of the Pod-seconds
+// saved: it assumes the recorded replicas would all have run the whole time, and it does not subtract
+// a Pod that kept running while it terminated, nor a replica a GitOps controller restored until the
+// operator scaled it down again. CronJobs count nothing.
+func ReplicaSeconds(record []tenancyv1alpha1.SleptWorkload, since, until time.Time) float64 {
+	if !until.After(since) {
+		return 0
+	}
+	var replicas int64
+	for _, w := range record {
+		if w.Replicas != nil {
+			replicas += int64(*w.Replicas)
+		}
+	}
+	return float64(replicas) * until.Sub(since).Seconds()
+}
