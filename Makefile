@@ -143,7 +143,7 @@ test-e2e: setup-test-e2e docker-build kustomize ## Run the e2e suite on a Kind c
 	KUBECONFIG="$$($(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig && echo $(LOCALBIN)/kind.kubeconfig)" \
 		NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system go test ./test/e2e/ -v -count=1 -timeout 30m
 	@# test/node, the cases of test-node (the operator as a Pod, pipelines in and outside the cluster).
-	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL="$(KUBECTL) --context kind-$(KIND_CLUSTER)" \
+	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL=$(KUBECTL) \
 		KUBECONFIG=$(LOCALBIN)/kind.kubeconfig hack/test-e2e-node.sh
 	$(MAKE) cleanup-test-e2e
 
