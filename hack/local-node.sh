@@ -139,28 +139,9 @@ ctr_() { "$CONTAINERD_BIN_DIR/ctr" --address "$SOCK" --namespace k8s.io "$@"; }
 # name this state directory before anything is signalled)
 # ---------------------------------------------------------------------------------------------------
 
-pid_of() {
-  local f=$PIDS/$1.pid
-  if [[ -s $f ]]; then tr -dc '0-9' <"$f"; fi
-}
-alive() {
-  local pid=$1 state
-  [[ -n $pid && -r /proc/$pid/stat ]] || return 1
-  state=$(sed -E 's/^.*\) ([A-Za-z]).*$/\1/' "/proc/$pid/stat" 2>/dev/null) || return 1
-  [[ -n $state && $state != Z ]]
-}
-ours() {
-  local name=$1 pid=$2 args=()
-  mapfile -d '' -t args 2>/dev/null <"/proc/$pid/cmdline" || return 1
-  ((${#args[@]} > 0)) || return 1
-  [[ ${args[0]##*/} == "$name" ]] || return 1
-  [[ "${args[*]}" == *"$STATE/"* ]]
-}
-running() {
-  local pid
-  pid=$(pid_of "$1")
-  [[ -n $pid ]] && alive "$pid" && ours "$1" "$pid"
-}
+# pid_of, alive, ours, running: hack/lib/procs.sh
+# shellcheck source=lib/procs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/procs.sh"
 # kill_pid PID WHAT: SIGTERM, up to 15 s, then SIGKILL.
 kill_pid() {
   local pid=$1 what=$2 i
