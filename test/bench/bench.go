@@ -56,7 +56,7 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.Var(&o.scales, "scales", "Claim counts at which RSS, CPU and one more claim's latency are measured (comma-separated; empty to skip).")
 	fs.IntVar(&o.perNS, "claims-per-namespace", 100, "Claims per requester namespace.")
 	fs.IntVar(&o.createParallel, "create-parallel", 32, "Concurrent claim (and ceiling (b) request) creates of a burst.")
-	fs.IntVar(&o.ceilingWorkers, "ceiling-workers", 0, "Concurrency of the ceilings (default: the operator's workers, --workers).")
+	fs.IntVar(&o.ceilingWorkers, "ceiling-workers", 32, "Concurrency of the ceilings' raw client: the best this control plane serves, whatever the operator's workers.")
 	fs.IntVar(&o.latency, "latency", 20, "Single claims, one at a time on an idle cluster, for the created -> Ready median (nsclaim) and the raw client's (0 to skip).")
 	fs.DurationVar(&o.latencyPause, "latency-pause", time.Second, "Pause after each single claim, so the next starts on an idle cluster.")
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
@@ -124,6 +124,8 @@ type bencher struct {
 	audit auditLog
 	class *tenancyv1alpha1.NamespaceClass
 	track *readyTracker
+	// usable records when kube-controller-manager made each namespace usable (the usable ceiling).
+	usable *usableTracker
 	op    *replica
 	log   io.Writer
 	// claims is the number of claims in the cluster.
@@ -192,16 +194,20 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	if b.track, err = startTracker(ctx, k); err != nil {
 		return err
 	}
+	if b.usable, err = startUsableTracker(ctx, k); err != nil {
+		return err
+	}
 	if b.raw, err = newRawClient(e, b.class); err != nil {
 		return err
 	}
 	lat := &latencyRow{}
 	if o.latency > 0 {
 		b.logf("raw client: %d single claims, one at a time, before the manager starts", o.latency)
-		if lat.raw, err = b.rawLatency(ctx, b.raw, o.latency); err != nil {
+		if lat.raw, lat.rawWrites, err = b.rawLatency(ctx, b.raw, o.latency); err != nil {
 			return err
 		}
-		b.logf("raw client single claim: median %s", percentile(lat.raw, 50).Round(time.Millisecond))
+		b.logf("raw client single claim: median %s to usable, %s to its last write (load %s)",
+			percentile(lat.raw, 50).Round(time.Millisecond), percentile(lat.rawWrites, 50).Round(time.Millisecond), loadAvg())
 	}
 	if err := b.startOperator(ctx); err != nil {
 		return err
@@ -216,7 +222,7 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 		if lat.nsclaim, err = b.nsclaimLatency(ctx, o.latency); err != nil {
 			return err
 		}
-		b.logf("nsclaim single claim: median %s", percentile(lat.nsclaim, 50).Round(time.Millisecond))
+		b.logf("nsclaim single claim: median %s (load %s)", percentile(lat.nsclaim, 50).Round(time.Millisecond), loadAvg())
 		b.rows.latency = lat
 	}
 
@@ -330,9 +336,9 @@ func (b *bencher) burst(ctx context.Context, n int) error {
 	if missing > 0 {
 		b.logf("%d of %d claims not Ready after %s", missing, n, b.o.timeout)
 	}
-	b.logf("burst %d: %d Ready in %s (%.1f/s), p50 %s p99 %s; manager CPU %.1fs, peak RSS %d MiB; %d operator requests",
+	b.logf("burst %d: %d Ready in %s (%.1f/s), p50 %s p99 %s; manager CPU %.1fs, peak RSS %d MiB; %d operator requests, %.2f status writes/claim (load %s)",
 		n, len(lat), row.span.Round(time.Millisecond), row.throughput(), percentile(lat, 50).Round(time.Millisecond),
-		percentile(lat, 99).Round(time.Millisecond), l.cpu.Seconds(), l.peakKiB/1024, l.requests.total("operator"))
+		percentile(lat, 99).Round(time.Millisecond), l.cpu.Seconds(), l.peakKiB/1024, l.requests.total("operator"), row.statusWritesPerClaim(), loadAvg())
 
 	if b.o.ceiling {
 		b.stopOperator()
@@ -347,12 +353,9 @@ func (b *bencher) burst(ctx context.Context, n int) error {
 	return nil
 }
 
-// ceilingWorkers is the ceilings' concurrency: --ceiling-workers, or the operator's workers.
+// ceilingWorkers is the ceilings' concurrency (--ceiling-workers).
 func (b *bencher) ceilingWorkers() int {
-	if b.o.ceilingWorkers > 0 {
-		return b.o.ceilingWorkers
-	}
-	return b.e.workers
+	return max(b.o.ceilingWorkers, 1)
 }
 
 // ceilings runs ceiling (a) and then ceiling (b) for n claims each, with the manager stopped, each in
@@ -366,11 +369,19 @@ func (b *bencher) ceilings(ctx context.Context, n int, row *burstRow) error {
 	if err != nil {
 		return fmt.Errorf("ceiling (a): %w", err)
 	}
+	withQuota := b.class.Spec.ResourceQuota != nil
+	if missing := b.usable.waitUsable(ctx, res.made, withQuota, b.o.timeout); missing > 0 {
+		b.logf("%d of %d namespaces not usable after %s", missing, len(res.made), b.o.timeout)
+	}
 	l := w.end(ctx, 0)
 	lat, last := poolLatencies(refs, res)
 	row.ceilingA = &burstRow{n: n, ready: len(lat), load: l, lat: lat, span: last.Sub(refs[0].created)}
-	b.logf("ceiling (a), nsclaim's objects, %d: done in %s (%.1f/s), p50 %s; %d requests as the operator",
-		n, row.ceilingA.span.Round(time.Millisecond), row.ceilingA.throughput(), percentile(lat, 50).Round(time.Millisecond), l.requests.total("operator"))
+	ulat, ulast := b.usable.usableLatencies(refs, res, withQuota)
+	row.usable = &burstRow{n: n, ready: len(ulat), load: l, lat: ulat, span: ulast.Sub(refs[0].created)}
+	b.logf("ceiling (a), plain writes (nsclaim's objects and 2 rules reviews), %d: done in %s (%.1f/s), p50 %s; %d requests as the operator (load %s)",
+		n, row.ceilingA.span.Round(time.Millisecond), row.ceilingA.throughput(), percentile(lat, 50).Round(time.Millisecond), l.requests.total("operator"), loadAvg())
+	b.logf("usable ceiling, the same until kube-controller-manager made the namespace usable, %d: done in %s (%.1f/s), p50 %s; nsclaim / usable ceiling %.2fx",
+		n, row.usable.span.Round(time.Millisecond), row.usable.throughput(), percentile(ulat, 50).Round(time.Millisecond), row.throughput()/row.usable.throughput())
 
 	w = b.begin(ctx, 0)
 	blat, first, blast, err := ceilingNsplease(ctx, b.k, b.raw, workers, fmt.Sprintf("b%d", n), 0, n, b.o.createParallel)
@@ -480,6 +491,20 @@ func (b *bencher) restart(ctx context.Context, size int, scale bool) error {
 	}
 	b.rows.scales = append(b.rows.scales, sr)
 	return nil
+}
+
+// loadAvg is the machine's load average (1, 5, 15 minutes), printed next to every figure: the machine
+// is shared.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // machine describes where the bench ran.
