@@ -24,7 +24,7 @@
 #   OPERATOR2_PROBE_PORT [20581] OPERATOR2_METRICS_PORT [20943]     second replica (chaos)
 #   BENCH_DIR            [<repo>/tmp/bench] binaries and results
 #   MANAGER_BIN          [$BENCH_DIR/manager] built from ./cmd unless BENCH_NO_BUILD=1
-#   NSCLAIM_WORKERS      [4] the manager's workers (and the ceilings' concurrency unless --ceiling-workers)
+#   NSCLAIM_WORKERS      [unset] the manager's workers; unset: its shipped default (the ceilings run at --ceiling-workers, 32)
 #   OPERATOR_ARGS        extra manager flags, e.g. "--kube-api-qps=200 --kube-api-burst=400"
 #   OPERATOR_ENV         extra manager environment, e.g. "NSCLAIM_MEMORY_LIMIT=268435456" (what config/manager sets
 #                        from the 256Mi memory limit; the manager sets a soft limit of 90% of it less its mapped binary) or an explicit

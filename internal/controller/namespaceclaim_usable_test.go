@@ -109,6 +109,10 @@ func TestNotReadyUntilNamespaceIsUsable(t *testing.T) {
 		}
 	})
 
+	// The operator's clock runs pendingQuiet ahead, so the quiet wait is over on its clock as soon as
+	// the namespaces exist, and the wait is reported without the test waiting a minute.
+	testClock.SetTime(time.Now().Add(pendingQuiet))
+	t.Cleanup(func() { testClock.SetTime(time.Now()) })
 	withQuota := newClass(t, fullClass())
 	without := newClass(t)
 	req := newRequesterNamespace(t, nil)

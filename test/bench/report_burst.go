@@ -103,6 +103,24 @@ func (r report) burstMarkdown(p func(string, ...any)) {
 	}
 	p("| **total** | **%.2f** | **%.2f** | **%.2f** |", total[0], total[1], total[2])
 	p("")
+	p("Mean server-side time (ms, kube-apiserver's apiserver_request_duration_seconds, every client's requests in the window):")
+	p("")
+	p("| verb resource | nsclaim burst | ceiling (a) |")
+	p("|---|---|---|")
+	timed := map[string]bool{}
+	for _, k := range ks {
+		k = strings.TrimSuffix(k, " (as tenant)")
+		if timed[k] {
+			continue
+		}
+		timed[k] = true
+		a := 0.0
+		if last.ceilingA != nil {
+			a = last.ceilingA.load.meanMillis(k)
+		}
+		p("| %s | %.1f | %.1f |", k, last.load.meanMillis(k), a)
+	}
+	p("")
 	p("Everyone else during the nsclaim burst: bench client %d requests (%.1f/claim),"+
 		" control plane (kube-controller-manager, kube-apiserver itself) %d (%.1f/claim)."+
 		" kube-apiserver's apiserver_request_total grew by %.0f; the audit log holds %d.",
