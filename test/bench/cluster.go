@@ -459,9 +459,23 @@ func requestSeconds(samples []sample) map[string]float64 {
 		if sub := s.labels["subresource"]; sub != "" {
 			res += "/" + sub
 		}
-		out[strings.ToLower(s.labels["verb"])+" "+res+part] += s.value
+		out[auditVerb(s.labels["verb"])+" "+res+part] += s.value
 	}
 	return out
+}
+
+// auditVerb names a verb of kube-apiserver's metrics (the HTTP method, APPLY for a server-side apply)
+// as the audit log does.
+func auditVerb(v string) string {
+	switch v {
+	case "POST":
+		return "create"
+	case "PUT":
+		return "update"
+	case "APPLY":
+		return "patch"
+	}
+	return strings.ToLower(v)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
