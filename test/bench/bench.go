@@ -139,8 +139,8 @@ type bencher struct {
 	track *readyTracker
 	// usable records when kube-controller-manager made each namespace usable (the usable ceiling).
 	usable *usableTracker
-	op    *replica
-	log   io.Writer
+	op     *replica
+	log    io.Writer
 	// claims is the number of claims in the cluster.
 	claims int
 	rows   report

@@ -32,8 +32,8 @@ type figures struct {
 	// each namespace usable.
 	usableRate           float64
 	statusWritesPerClaim float64
-	selfTestPerClaim   float64
-	requestsPerClaim   float64
+	selfTestPerClaim     float64
+	requestsPerClaim     float64
 	// leasePerClaim is the part of requestsPerClaim that is the leader election's lease renewals: a
 	// cost of time (one update every retry period, claims or not), not of claims, so the target is
 	// judged on the rest. Both are printed.
@@ -54,9 +54,9 @@ const (
 	maxSelfTestPerClaim     = 3
 	maxExtraPerClaim        = 4
 	maxSingleRatio          = 1.1
-	maxRSSMiB             = 256
-	rssTargetClaims       = 10000
-	maxTokensAfterRestart = 0
+	maxRSSMiB               = 256
+	rssTargetClaims         = 10000
+	maxTokensAfterRestart   = 0
 )
 
 // targetRow is one target: what it asks, what was measured, and whether it is met.
