@@ -219,30 +219,13 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	if b.raw, err = newRawClient(e, b.class); err != nil {
 		return err
 	}
-	lat := &latencyRow{}
-	if o.latency > 0 {
-		b.logf("raw client: %d single claims, one at a time, before the manager starts", o.latency)
-		if lat.raw, lat.rawWrites, err = b.rawLatency(ctx, b.raw, o.latency); err != nil {
-			return err
-		}
-		b.logf("raw client single claim: median %s to usable, %s to its last write (load %s)",
-			percentile(lat.raw, 50).Round(time.Millisecond), percentile(lat.rawWrites, 50).Round(time.Millisecond), loadAvg())
-	}
-	if err := b.startOperator(ctx); err != nil {
-		return err
-	}
 	defer func() {
 		if b.op != nil {
 			b.op.stop(syscall.SIGTERM)
 		}
 	}()
-	if o.latency > 0 {
-		b.logf("nsclaim: %d single claims, one at a time", o.latency)
-		if lat.nsclaim, err = b.nsclaimLatency(ctx, o.latency); err != nil {
-			return err
-		}
-		b.logf("nsclaim single claim: median %s (load %s)", percentile(lat.nsclaim, 50).Round(time.Millisecond), loadAvg())
-		b.rows.latency = lat
+	if err := b.singleClaims(ctx); err != nil {
+		return err
 	}
 
 	for _, n := range o.bursts {
@@ -284,6 +267,35 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 			_ = os.WriteFile(o.out, []byte(md), 0o644)
 		}
 	}
+	return nil
+}
+
+// singleClaims measures the raw client's single claims, starts the manager and measures its single
+// claims (--latency; with 0 it only starts the manager).
+func (b *bencher) singleClaims(ctx context.Context) error {
+	n := b.o.latency
+	lat := &latencyRow{}
+	var err error
+	if n > 0 {
+		b.logf("raw client: %d single claims, one at a time, before the manager starts", n)
+		if lat.raw, lat.rawWrites, err = b.rawLatency(ctx, b.raw, n); err != nil {
+			return err
+		}
+		b.logf("raw client single claim: median %s to usable, %s to its last write (load %s)",
+			percentile(lat.raw, 50).Round(time.Millisecond), percentile(lat.rawWrites, 50).Round(time.Millisecond), loadAvg())
+	}
+	if err := b.startOperator(ctx); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	b.logf("nsclaim: %d single claims, one at a time", n)
+	if lat.nsclaim, err = b.nsclaimLatency(ctx, n); err != nil {
+		return err
+	}
+	b.logf("nsclaim single claim: median %s (load %s)", percentile(lat.nsclaim, 50).Round(time.Millisecond), loadAvg())
+	b.rows.latency = lat
 	return nil
 }
 

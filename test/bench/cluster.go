@@ -469,11 +469,11 @@ func requestSeconds(samples []sample) map[string]float64 {
 func auditVerb(v string) string {
 	switch v {
 	case "POST":
-		return "create"
+		return verbCreate
 	case "PUT":
-		return "update"
+		return verbUpdate
 	case "APPLY":
-		return "patch"
+		return verbPatch
 	}
 	return strings.ToLower(v)
 }

@@ -39,7 +39,7 @@ type burstRow struct {
 func (r burstRow) statusWritesPerClaim() float64 {
 	return perClaim(r.load.requests.count(whoOperator, func(w string) bool {
 		v, res, _ := strings.Cut(w, " ")
-		return res == "namespaceclaims/status" && (v == "patch" || v == "update")
+		return res == "namespaceclaims/status" && (v == verbPatch || v == verbUpdate)
 	}), r.n)
 }
 
