@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
-	"github.com/nsclaim/nsclaim-operator/internal/controller"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
@@ -40,7 +40,7 @@ const FenceIntactCondition = "FenceIntact"
 // fenceObserver reports each fence check: the nsclaim_fence_intact gauge always, and on a change of
 // state a log line, an Event on the operator's namespace and the FenceIntact condition of the
 // OperatorCondition (where OLM runs the operator). With required (--require-fence, the default) it is
-// also the claim reconciler's controller.FenceGate: nothing is provisioned until a check found the
+// also the claim reconciler's namespaceclaim.FenceGate: nothing is provisioned until a check found the
 // fence intact. Without it the operator keeps working, with RBAC as the only limit.
 type fenceObserver struct {
 	recorder  recorder.EventRecorder
@@ -58,14 +58,14 @@ type fenceObserver struct {
 }
 
 var (
-	_ controller.FenceGate         = &fenceObserver{}
-	_ controller.FenceIntactEvents = &fenceObserver{}
+	_ namespaceclaim.FenceGate         = &fenceObserver{}
+	_ namespaceclaim.FenceIntactEvents = &fenceObserver{}
 )
 
-// FenceIntactEvents implements controller.FenceIntactEvents.
+// FenceIntactEvents implements namespaceclaim.FenceIntactEvents.
 func (o *fenceObserver) FenceIntactEvents() <-chan event.GenericEvent { return o.intact }
 
-// FenceProblem implements controller.FenceGate: checked is false until the first check completed;
+// FenceProblem implements namespaceclaim.FenceGate: checked is false until the first check completed;
 // problem lists what is wrong with the fence, empty when it is intact. Safe for concurrent use.
 func (o *fenceObserver) FenceProblem() (checked bool, problem string) {
 	o.mu.Lock()

@@ -42,13 +42,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/controller"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/configmaprequest"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
-	"github.com/nsclaim/nsclaim-operator/internal/requests"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -128,10 +131,10 @@ func main() {
 			" 0 checks only on changes and at renewal (NSCLAIM_CREDENTIALS_CHECK_INTERVAL).")
 	flag.StringVar(&o.requestsNamespace, "requests-namespace", os.Getenv("NSCLAIM_REQUESTS_NAMESPACE"),
 		"Turns the ConfigMap protocol on: the namespace where pipelines create request ConfigMaps and read the Secrets of the same name (the shell operator's default is "+
-			requests.DefaultNamespace+"); empty turns it off (NSCLAIM_REQUESTS_NAMESPACE).")
-	flag.StringVar(&o.requestPatterns, "request-name-patterns", envOr("NSCLAIM_REQUEST_NAME_PATTERNS", requests.DefaultPatterns),
+			configmaprequest.DefaultNamespace+"); empty turns it off (NSCLAIM_REQUESTS_NAMESPACE).")
+	flag.StringVar(&o.requestPatterns, "request-name-patterns", envOr("NSCLAIM_REQUEST_NAME_PATTERNS", configmaprequest.DefaultPatterns),
 		"Space- or comma-separated regular expressions; a request ConfigMap's name must match one (NSCLAIM_REQUEST_NAME_PATTERNS).")
-	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", requests.DefaultIgnored),
+	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", configmaprequest.DefaultIgnored),
 		"ConfigMap names in the requests namespace skipped without a warning (NSCLAIM_REQUESTS_IGNORED_NAMES).")
 	flag.StringVar(&o.requestsClass, "requests-class", os.Getenv("NSCLAIM_REQUESTS_CLASS"), "NamespaceClass for ConfigMap requests; empty means the default class (NSCLAIM_REQUESTS_CLASS).")
 	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
@@ -208,7 +211,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	protocol, err := requests.New(o.requestsNamespace, o.requestPatterns, o.requestsIgnored, o.requestsClass, o.tokenPolicyDefault)
+	protocol, err := configmaprequest.New(o.requestsNamespace, o.requestPatterns, o.requestsIgnored, o.requestsClass, o.tokenPolicyDefault)
 	if err != nil {
 		return err
 	}
@@ -228,7 +231,7 @@ func run(o options) error {
 	}
 
 	// Made before the caches start: its Namespace transform must see every deletion from the start.
-	nameReuse := controller.NewNamespaceReuse(clock.RealClock{}, time.Now())
+	nameReuse := informers.NewNamespaceReuse(clock.RealClock{}, time.Now())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -242,7 +245,7 @@ func run(o options) error {
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
 		GracefulShutdownTimeout:       &o.shutdownTimeout,
-		Cache:                         controller.CacheOptions(protocol.Namespace, nameReuse),
+		Cache:                         informers.CacheOptions(protocol.Namespace, nameReuse),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -256,19 +259,19 @@ func run(o options) error {
 		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence,
 			intact: make(chan event.GenericEvent, 1)}
 	}
-	var fenceGate controller.FenceGate
+	var fenceGate namespaceclaim.FenceGate
 	if o.requireFence {
 		fenceGate = fenceObs
 	}
-	bindings, defaultSAs, err := controller.AddSideCaches(mgr, cfg, scheme)
+	bindings, defaultSAs, err := informers.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
-	activePods, err := controller.AddActivePods(mgr, cfg, scheme)
+	activePods, err := informers.AddActivePods(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
-	if err := (&controller.NamespaceClaimReconciler{
+	if err := (&namespaceclaim.NamespaceClaimReconciler{
 		Bindings:                 bindings,
 		DefaultServiceAccounts:   defaultSAs,
 		ActivePods:               activePods,
@@ -279,7 +282,7 @@ func run(o options) error {
 		Endpoint:                 endpoint,
 		SelfTestConcurrency:      o.selfTestConcurrency,
 		MaxConcurrentReconciles:  o.maxConcurrentReconciles,
-		RequestsNamespace:        protocol.Namespace,
+		Requests:                 protocol,
 		CredentialsCheckInterval: o.credentialsCheckInterval,
 		Fence:                    fenceGate,
 		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
@@ -287,14 +290,14 @@ func run(o options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}
-	if err := (&controller.OrphanReconciler{
+	if err := (&namespaceorphan.OrphanReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("nsclaim"),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up orphaned namespace controller: %w", err)
 	}
-	if err := (&controller.NamespaceClassReconciler{
+	if err := (&namespaceclass.NamespaceClassReconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		MinimumPodSecurity: tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
@@ -302,7 +305,7 @@ func run(o options) error {
 		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
 	}
 	if protocol.Namespace != "" {
-		if err := (&controller.ConfigMapRequestReconciler{
+		if err := (&configmaprequest.ConfigMapRequestReconciler{
 			Client:   mgr.GetClient(),
 			Recorder: mgr.GetEventRecorder("nsclaim"),
 			Protocol: protocol,

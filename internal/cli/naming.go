@@ -19,7 +19,7 @@ package cli
 import (
 	"strings"
 
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // DefaultClaimName derives a claim name for a run that names none, from the CI's environment (getenv):
@@ -46,11 +46,11 @@ func DefaultClaimName(getenv func(string) string, random string) (name string, o
 		if job := getenv("GITHUB_JOB"); job != "" {
 			parts = append(parts, job)
 		}
-		return provision.Label(strings.ToLower(strings.Join(parts, "-"))), true
+		return claimpolicy.Label(strings.ToLower(strings.Join(parts, "-"))), true
 	case getenv("GITLAB_CI") == "true" && getenv("CI_JOB_ID") != "":
-		return provision.Label("gl-" + getenv("CI_JOB_ID")), true
+		return claimpolicy.Label("gl-" + getenv("CI_JOB_ID")), true
 	}
-	return provision.Label("nsc-" + strings.ToLower(random)), false
+	return claimpolicy.Label("nsc-" + strings.ToLower(random)), false
 }
 
 // githubPR returns N of a pull request's ref (refs/pull/N/merge).

@@ -20,6 +20,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -81,6 +82,19 @@ type StampStatus struct {
 	// while the stamp was absent or different, so its spec.creator cannot be trusted. Zero unless
 	// Intact.
 	InForceSince time.Time
+}
+
+// shippedStamp is the creator stamp as config/fence ships it, loaded once.
+var shippedStamp = sync.OnceValues(ShippedStamp)
+
+// CheckShippedStamp compares the creator stamp in force at the API server (read through c) with the
+// one config/fence ships. The error is only that the shipped stamp could not be loaded.
+func CheckShippedStamp(ctx context.Context, c client.Reader) (StampStatus, error) {
+	want, err := shippedStamp()
+	if err != nil {
+		return StampStatus{}, fmt.Errorf("loading the shipped creator stamp: %w", err)
+	}
+	return CheckStamp(ctx, c, want), nil
 }
 
 // CheckStamp reads the live policy and binding named in want (c should read from the API server: the

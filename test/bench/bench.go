@@ -30,7 +30,7 @@ import (
 	"time"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // benchOptions are the sizes and knobs of a bench run; the defaults are the issue's.
@@ -308,7 +308,7 @@ func (b *bencher) startOperator(ctx context.Context) error {
 	t0 := time.Now()
 	// The manager took its start time before it was ready (t0); a namespace's creationTimestamp has a
 	// one-second grain, so a second more.
-	windowEnds := t0.Add(provision.NameReuseWindow + time.Second)
+	windowEnds := t0.Add(claimpolicy.NameReuseWindow + time.Second)
 	if _, err := op.waitCaughtUp(ctx, b.claims, b.o.timeout); err != nil {
 		return err
 	}

@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 )
 
 // The ceilings are what the control plane can do at best, measured in the same run as nsclaim, at the
@@ -44,7 +44,7 @@ import (
 // fence cost the same), unthrottled and with no reads at all. There are two:
 //
 // (a) "nsclaim's objects" (this file): for each claim, exactly the objects nsclaim creates for it, from
-//     the operator's own builder (internal/provision.Build) and credentials code, and nothing else:
+//     the operator's own builder (internal/claimpolicy.Build) and credentials code, and nothing else:
 //       create namespaces, serviceaccounts (nsclaim-tenant), roles (nsclaim-release), rolebindings
 //       (nsclaim-tenant, nsclaim-release, then the class's extra ones), resourcequotas, limitranges,
 //       networkpolicies (those the class asks for), clusterroles and clusterrolebindings (the
@@ -85,9 +85,9 @@ type provisioned struct {
 
 // objects makes ceiling (a)'s writes for one claim, in the operator's order.
 func (rc *rawClient) objects(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim) (provisioned, error) {
-	owner := provision.OwnerOf(claim)
-	name := provision.NamespaceName(rc.class.Spec.Naming.Prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(claim.UID))
-	d := provision.Build(name, owner, rc.class, claim.Spec.Labels)
+	owner := claimpolicy.OwnerOf(claim)
+	name := claimpolicy.NamespaceName(rc.class.Spec.Naming.Prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(claim.UID))
+	d := claimpolicy.Build(name, owner, rc.class, claim.Spec.Labels)
 	if err := rc.c.Create(ctx, d.Namespace); err != nil {
 		return provisioned{}, fmt.Errorf("creating namespace %s: %w", name, err)
 	}
@@ -113,7 +113,7 @@ func (rc *rawClient) objects(ctx context.Context, claim *tenancyv1alpha1.Namespa
 			return provisioned{}, fmt.Errorf("creating %T %s: %w", o, client.ObjectKeyFromObject(o), err)
 		}
 	}
-	seconds := int64(provision.TokenTTL(rc.class).Seconds())
+	seconds := int64(claimpolicy.TokenTTL(rc.class).Seconds())
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}
 	if err := rc.c.SubResource("token").Create(ctx, d.ServiceAccount, tr); err != nil {
 		return provisioned{}, fmt.Errorf("requesting token in %s: %w", name, err)
@@ -184,7 +184,7 @@ func (rc *rawClient) finish(ctx context.Context, claim *tenancyv1alpha1.Namespac
 		return fmt.Errorf("adding finalizer to %s/%s: %w", claim.Namespace, claim.Name, err)
 	}
 	before = claim.DeepCopy()
-	ttl, _ := provision.TTL(claim, rc.class)
+	ttl, _ := claimpolicy.TTL(claim, rc.class)
 	claim.Status.Namespace = p.namespace
 	claim.Status.ClassName = rc.class.Name
 	claim.Status.ExpiresAt = credentials.ExpiryTime(claim.CreationTimestamp.Add(ttl))

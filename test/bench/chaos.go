@@ -37,7 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
@@ -516,7 +516,7 @@ func childObject(kind string, claim *tenancyv1alpha1.NamespaceClaim) client.Obje
 		o = &rbacv1.RoleBinding{}
 		if claim != nil {
 			o.SetNamespace(claim.Status.Namespace)
-			o.SetName(provision.TenantRoleBindingName)
+			o.SetName(claimpolicy.TenantRoleBindingName)
 		}
 	case "Secret":
 		o = &corev1.Secret{}
@@ -528,7 +528,7 @@ func childObject(kind string, claim *tenancyv1alpha1.NamespaceClaim) client.Obje
 		o = &corev1.ResourceQuota{}
 		if claim != nil {
 			o.SetNamespace(claim.Status.Namespace)
-			o.SetName(provision.ResourceQuotaName)
+			o.SetName(claimpolicy.ResourceQuotaName)
 		}
 	}
 	return o

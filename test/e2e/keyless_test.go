@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // keylessIdentity is a ServiceAccount of namespace ns with exactly the shipped editor role on claims
@@ -143,7 +143,7 @@ func TestKeylessPipelineUsesItsOwnIdentity(t *testing.T) {
 	g.Expect(admin.List(ctx, secrets, client.InNamespace(tenantNS))).To(Succeed())
 	g.Expect(secrets.Items).To(BeEmpty())
 	rb := &rbacv1.RoleBinding{}
-	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: provision.TenantRoleBindingName}, rb)).To(Succeed())
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: tenantNS, Name: claimpolicy.TenantRoleBindingName}, rb)).To(Succeed())
 	g.Expect(rb.Subjects).To(Equal([]rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: ciUser}}))
 
 	// The intruder forges the admitted identity as creator; the API server records its own.

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
 // TestClaimLimitHoldsUnderParallelCreates: a requester fans out 8 claims at the same moment, each
@@ -112,30 +113,9 @@ func watchLiveNamespaces(t *testing.T, requesterNamespace string) func() int {
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	wctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
-	sel := tenancyv1alpha1.ClaimNamespaceLabel + "=" + requesterNamespace
-	w, err := cs.CoreV1().Namespaces().Watch(wctx, metav1.ListOptions{LabelSelector: sel})
+	live, err := invariants.WatchLiveNamespaces(wctx, cs, requesterNamespace)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	var peak atomic.Int64
-	go func() {
-		live := map[string]bool{}
-		for ev := range w.ResultChan() {
-			ns, ok := ev.Object.(*corev1.Namespace)
-			if !ok {
-				continue
-			}
-			live[ns.Name] = ev.Type != "DELETED" && ns.DeletionTimestamp.IsZero()
-			n := 0
-			for _, l := range live {
-				if l {
-					n++
-				}
-			}
-			if int64(n) > peak.Load() {
-				peak.Store(int64(n))
-			}
-		}
-	}()
-	return func() int { return int(peak.Load()) }
+	return live.Peak
 }
 
 // restConfigOf is a new client configuration (its own connection) from a kubeconfig file.

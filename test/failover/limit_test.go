@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
 // TestClaimLimitHoldsWhenTheLeaderDiesMidBurst: 8 claims are created at the same moment, each with a
@@ -61,34 +62,8 @@ func TestClaimLimitHoldsWhenTheLeaderDiesMidBurst(t *testing.T) {
 	// Watch the burst's namespaces: the most that exist at once, and the first one's appearance.
 	cs, err := kubernetes.NewForConfig(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
-	w, err := cs.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{LabelSelector: tenancyv1alpha1.ClaimNamespaceLabel + "=" + ns.Name})
+	live, err := invariants.WatchLiveNamespaces(ctx, cs, ns.Name)
 	g.Expect(err).NotTo(HaveOccurred())
-	defer w.Stop()
-	var mu sync.Mutex
-	peak := 0
-	first := make(chan struct{})
-	go func() {
-		live := map[string]bool{}
-		var once sync.Once
-		for ev := range w.ResultChan() {
-			n, ok := ev.Object.(*corev1.Namespace)
-			if !ok {
-				continue
-			}
-			live[n.Name] = ev.Type != "DELETED" && n.DeletionTimestamp.IsZero()
-			count := 0
-			for _, l := range live {
-				if l {
-					count++
-				}
-			}
-			mu.Lock()
-			peak = max(peak, count)
-			mu.Unlock()
-			once.Do(func() { close(first) })
-		}
-	}()
-	peakNow := func() int { mu.Lock(); defer mu.Unlock(); return peak }
 
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -108,7 +83,7 @@ func TestClaimLimitHoldsWhenTheLeaderDiesMidBurst(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	g.Eventually(first, 60*time.Second).Should(BeClosed(), "a namespace of the burst appears")
+	g.Eventually(live.First(), 60*time.Second).Should(BeClosed(), "a namespace of the burst appears")
 	g.Expect(a.cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
 	g.Eventually(b.logs, 90*time.Second, 250*time.Millisecond).Should(ContainSubstring(acquiredLog), "the other replica takes over")
 
@@ -130,6 +105,6 @@ func TestClaimLimitHoldsWhenTheLeaderDiesMidBurst(t *testing.T) {
 		g.Expect(ready+refused).To(Equal(burst), "%d Ready, %d refused", ready, refused)
 	}, 3*time.Minute, time.Second).Should(Succeed())
 	g.Expect(ready).To(Equal(limit), "%d claims Ready, %d refused", ready, refused)
-	g.Expect(peakNow()).To(BeNumerically("<=", limit), "more namespaces than the limit existed at once")
-	t.Logf("leader killed mid-burst: %d Ready, %d refused, at most %d namespaces at once", ready, refused, peakNow())
+	g.Expect(live.Peak()).To(BeNumerically("<=", limit), "more namespaces than the limit existed at once")
+	t.Logf("leader killed mid-burst: %d Ready, %d refused, at most %d namespaces at once", ready, refused, live.Peak())
 }

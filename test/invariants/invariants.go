@@ -37,7 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // Options select the checks that hold only once every claim has settled.
@@ -335,14 +335,14 @@ func (s *settled) check(classes []tenancyv1alpha1.NamespaceClass) {
 		if class := classByName[cl.Status.ClassName]; class == nil {
 			s.v.add("claim %s: class %q not found", key, cl.Status.ClassName)
 		} else {
-			s.checkChildren(key, ns, provision.Build(ns, provision.OwnerOf(cl), class, nil), got[ns])
+			s.checkChildren(key, ns, claimpolicy.Build(ns, claimpolicy.OwnerOf(cl), class, nil), got[ns])
 		}
 		s.checkCredentials(key, cl, ns)
 	}
 }
 
 // checkChildren compares the children of namespace ns, by kind, with those of desired.
-func (s *settled) checkChildren(key, ns string, desired provision.Desired, got map[string][]string) {
+func (s *settled) checkChildren(key, ns string, desired claimpolicy.Desired, got map[string][]string) {
 	want := map[string][]string{
 		kindServiceAccount: {desired.ServiceAccount.Name},
 		kindRole:           {desired.ReleaseRole.Name},

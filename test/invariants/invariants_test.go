@@ -34,8 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/provision"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
@@ -83,7 +83,7 @@ func newFixture(t *testing.T, c client.Client) *fixture {
 		Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: class.Name}}
 	f.create(f.claim)
 	f.ns = "ci-build"
-	d := provision.Build(f.ns, provision.OwnerOf(f.claim), class, nil)
+	d := claimpolicy.Build(f.ns, claimpolicy.OwnerOf(f.claim), class, nil)
 	f.create(d.Namespace)
 	f.create(d.ServiceAccount)
 	f.create(d.ReleaseRole)
@@ -134,10 +134,10 @@ func (f *fixture) delete(obj client.Object) {
 
 // secret is a credentials Secret in the claim's namespace marked for claim-uid uid.
 func (f *fixture) secret(name, uid, token string) *corev1.Secret {
-	o := provision.OwnerOf(f.claim)
+	o := claimpolicy.OwnerOf(f.claim)
 	o.UID = uid
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.claim.Namespace,
-		Labels: provision.OwnershipLabels(o), Annotations: provision.OwnershipAnnotations(o)},
+		Labels: claimpolicy.OwnershipLabels(o), Annotations: claimpolicy.OwnershipAnnotations(o)},
 		Data: map[string][]byte{"token": []byte(token)}}
 }
 
@@ -173,9 +173,9 @@ func TestCheck(t *testing.T) {
 
 	t.Run("a namespace without its claim, until it terminates", func(t *testing.T) {
 		f := f.with(t)
-		o := provision.OwnerOf(f.claim)
+		o := claimpolicy.OwnerOf(f.claim)
 		o.UID = "0000-gone"
-		orphan := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ci-orphan", Labels: provision.OwnershipLabels(o), Annotations: provision.OwnershipAnnotations(o)}}
+		orphan := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ci-orphan", Labels: claimpolicy.OwnershipLabels(o), Annotations: claimpolicy.OwnershipAnnotations(o)}}
 		f.create(orphan)
 		f.expect(Options{}, "namespace ci-orphan (claim-uid \"0000-gone\") belongs to no claim")
 		f.delete(orphan)
@@ -183,8 +183,8 @@ func TestCheck(t *testing.T) {
 	})
 	t.Run("a claim with two namespaces", func(t *testing.T) {
 		f := f.with(t)
-		o := provision.OwnerOf(f.claim)
-		second := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ci-build-2", Labels: provision.OwnershipLabels(o), Annotations: provision.OwnershipAnnotations(o)}}
+		o := claimpolicy.OwnerOf(f.claim)
+		second := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ci-build-2", Labels: claimpolicy.OwnershipLabels(o), Annotations: claimpolicy.OwnershipAnnotations(o)}}
 		f.create(second)
 		f.expect(Options{}, "claim pipelines/build has 2 namespaces: [ci-build ci-build-2]")
 		f.delete(second)
@@ -200,9 +200,9 @@ func TestCheck(t *testing.T) {
 	})
 	t.Run("a child outside its claim's namespace", func(t *testing.T) {
 		f := f.with(t)
-		o := provision.OwnerOf(f.claim)
+		o := claimpolicy.OwnerOf(f.claim)
 		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-tenant", Namespace: "pipelines",
-			Labels: provision.OwnershipLabels(o), Annotations: provision.OwnershipAnnotations(o)},
+			Labels: claimpolicy.OwnershipLabels(o), Annotations: claimpolicy.OwnershipAnnotations(o)},
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}}
 		f.create(rb)
 		f.expect(Options{}, "RoleBinding pipelines/nsclaim-tenant is in namespace pipelines, which belongs to no claim")
@@ -211,7 +211,7 @@ func TestCheck(t *testing.T) {
 	})
 	t.Run("settled: a missing child", func(t *testing.T) {
 		f := f.with(t)
-		q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: provision.ResourceQuotaName, Namespace: f.ns}}
+		q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: claimpolicy.ResourceQuotaName, Namespace: f.ns}}
 		f.delete(q)
 		f.expect(Options{})
 		f.expect(Options{Settled: true}, "claim pipelines/build: namespace ci-build holds ResourceQuotas [], want [nsclaim-quota]")
@@ -219,7 +219,7 @@ func TestCheck(t *testing.T) {
 		if err := c.Get(t.Context(), client.ObjectKey{Name: "ci"}, class); err != nil {
 			t.Fatal(err)
 		}
-		f.create(provision.Build(f.ns, provision.OwnerOf(f.claim), class, nil).ResourceQuota)
+		f.create(claimpolicy.Build(f.ns, claimpolicy.OwnerOf(f.claim), class, nil).ResourceQuota)
 		f.expect(all)
 	})
 	t.Run("settled: a token that does not authenticate", func(t *testing.T) {

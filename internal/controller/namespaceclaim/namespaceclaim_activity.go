@@ -1,0 +1,127 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
+)
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+
+// reconcileActivity observes the activity of the namespace a claim holds (its Pods Pending, Running or
+// Unknown, and the claim's heartbeat annotation) and records it in the claim's status (podsActive,
+// lastActivity, idleExpiresAt) and the idle expiry in the scope, for reconcileExpiry. It does nothing
+// for a claim that holds no namespace, whose class is unknown, or that expired; Reconcile calls it again
+// after the phases when the namespace was recorded meanwhile. A spec.keep beyond the class is refused by
+// reconcileClass; here the class's idleTTL then applies.
+func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *claimScope) error {
+	claim := s.claim
+	if s.class == nil || !s.held() || claimpolicy.IsExpired(claim) {
+		return nil
+	}
+	s.activityObserved = true
+	idleTTL, _, _ := claimpolicy.IdleTTL(claim, s.class)
+	pods, err := r.countActivePods(ctx, claim.Status.Namespace)
+	if err != nil {
+		return err
+	}
+	in := claimpolicy.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
+		WasActive: claim.Status.PodsActive, Observed: claim.Status.LastActivity != nil}
+	if in.Observed {
+		in.LastActivity = claim.Status.LastActivity.Time
+	}
+	if hb, ok := claimpolicy.Heartbeat(claim, s.now); ok {
+		in.Heartbeat = hb.UTC().Truncate(time.Second)
+	}
+	a := claimpolicy.IdleActivity(in)
+	claim.Status.PodsActive = a.Active
+	claim.Status.LastActivity = credentials.ExpiryTime(a.LastActivity)
+	claim.Status.IdleExpiresAt = nil
+	s.idleExpiresAt = a.IdleExpiresAt
+	if !a.IdleExpiresAt.IsZero() {
+		claim.Status.IdleExpiresAt = credentials.ExpiryTime(a.IdleExpiresAt)
+	}
+	return nil
+}
+
+// countActivePods counts the active Pods of namespace ns: from the informers.ActivePods cache, or without it
+// (unit tests) from the API server, one Pod at most.
+func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns string) (int, error) {
+	if r.ActivePods != nil {
+		return r.ActivePods.Count(ctx, ns)
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: informers.ActivePodSelector}, client.Limit(1)); err != nil {
+		return 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
+	}
+	return len(list.Items), nil
+}
+
+// expiredMessage is the Expired condition's reason and message: the hard TTL's, or the idle TTL's.
+func expiredMessage(s *claimScope) (reason, msg string) {
+	again := fmt.Sprintf(". Delete this claim (kubectl delete namespaceclaim %s) before creating a claim of the same name again", s.claim.Name)
+	if !s.idleExpired {
+		return tenancyv1alpha1.ExpiredReason, fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339)) +
+			again + "; for more time, create a claim with another name"
+	}
+	st := s.claim.Status
+	var since, at string
+	if st.LastActivity != nil {
+		since = st.LastActivity.UTC().Format(time.RFC3339)
+	}
+	if st.IdleExpiresAt != nil {
+		at = st.IdleExpiresAt.UTC().Format(time.RFC3339)
+	}
+	return tenancyv1alpha1.IdleExpiredReason, fmt.Sprintf(
+		"The namespace was idle (no Pod Pending or Running, no heartbeat) from %s until its idle TTL ended at %s; it is deleted", since, at) +
+		again + "; to keep the next one longer while idle, send heartbeats (kubectl nsclaim heartbeat) or claim with --keep"
+}
+
+// phaseOf derives the claim's lifecycle phase from its conditions, deletion and activity.
+func phaseOf(claim *tenancyv1alpha1.NamespaceClaim) tenancyv1alpha1.ClaimPhase {
+	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+	switch {
+	case !claim.DeletionTimestamp.IsZero():
+		return tenancyv1alpha1.ClaimPhaseTerminating
+	case claimpolicy.IsExpired(claim):
+		return tenancyv1alpha1.ClaimPhaseExpired
+	case ready == nil:
+		return tenancyv1alpha1.ClaimPhasePending
+	case ready.Status == metav1.ConditionTrue && claim.Status.PodsActive:
+		return tenancyv1alpha1.ClaimPhaseActive
+	case ready.Status == metav1.ConditionTrue:
+		return tenancyv1alpha1.ClaimPhaseIdle
+	case ready.Reason == tenancyv1alpha1.NamespaceTerminatingReason || ready.Reason == tenancyv1alpha1.ReleasedReason:
+		return tenancyv1alpha1.ClaimPhaseTerminating
+	case tenancyv1alpha1.IsRefusalReason(ready.Reason):
+		return tenancyv1alpha1.ClaimPhaseRefused
+	}
+	return tenancyv1alpha1.ClaimPhasePending
+}

@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+)
+
+// reconcileClass resolves the claim's class and checks the claim against it: who may use it, the claim
+// limit, labels, TTL and token policy, and whether the operator may provision the class at all. It
+// records the class, the namespace name, the desired objects, the expiry, and a refusal if the claim
+// may not proceed. A claim that holds a namespace keeps the class it was made from and its recorded
+// expiry whatever happens to its spec or class: a refusal then stops new credentials, not the
+// namespace's expiry nor the repair of its objects.
+func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimScope) error {
+	claim := s.claim
+	s.owner = claimpolicy.OwnerOf(claim)
+	s.request = r.Requests != nil && r.Requests.IsRequest(claim)
+	if claim.Status.ExpiresAt != nil {
+		s.expiresAt = claim.Status.ExpiresAt.Time
+	}
+	classes := &tenancyv1alpha1.NamespaceClassList{}
+	if err := r.List(ctx, classes); err != nil {
+		return fmt.Errorf("listing NamespaceClasses: %w", err)
+	}
+	class, refusal := claimpolicy.ResolveClass(claim, classes.Items)
+	if refusal != nil {
+		s.refusal = refusal
+		return nil
+	}
+	s.class = class
+	claim.Status.ClassName = class.Name
+
+	requester := &corev1.Namespace{}
+	if err := r.Get(ctx, client.ObjectKey{Name: claim.Namespace}, requester); err != nil {
+		return fmt.Errorf("reading requester namespace %s: %w", claim.Namespace, err)
+	}
+	held := s.held()
+	var siblings []tenancyv1alpha1.NamespaceClaim
+	var liveHolders []types.UID
+	if class.Spec.Access.MaxClaimsPerNamespace > 0 && !held {
+		// Only a claim that does not hold a namespace yet is ranked against its siblings, inside the
+		// critical section of its requester namespace and class (see namespaceclaim_limit.go): it is
+		// left once the admitted namespace exists, or when the reconcile ends.
+		s.unlockLimit = r.limitLocks.lock(limitKey(claim.Namespace, class.Name))
+		list := &tenancyv1alpha1.NamespaceClaimList{}
+		if err := r.List(ctx, list, client.InNamespace(claim.Namespace)); err != nil {
+			return fmt.Errorf("listing claims in %s: %w", claim.Namespace, err)
+		}
+		siblings = list.Items
+		var err error
+		if liveHolders, err = r.liveLimitHolders(ctx, claim.Namespace, class.Name); err != nil {
+			return err
+		}
+	}
+	// A protocol request is named exactly after its ConfigMap, without the class's prefix: only in a
+	// requests namespace the protocol may serve (made by nsclaim or labelled by an admin, never one
+	// provisioned for a claim, whose tenant could forge request claims there).
+	request := s.request && r.Requests.MayServe(requester)
+	ttl, ttlRefusal := claimpolicy.TTL(claim, class)
+	_, _, keepRefusal := claimpolicy.IdleTTL(claim, class)
+	once, policyRefusal := claimpolicy.TokenOnlyOnce(claim)
+	s.tokenOnce = once
+	for _, ref := range []*claimpolicy.Refusal{
+		claimpolicy.CheckPodSecurity(class, r.MinimumPodSecurity),
+		classRefusal(class),
+		claimpolicy.CheckPrefix(class, request),
+		claimpolicy.CheckAccess(class, requester.Labels),
+		claimpolicy.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings, liveHolders),
+		claimpolicy.CheckLabels(claim, class),
+		ttlRefusal,
+		keepRefusal,
+		policyRefusal,
+	} {
+		if ref != nil {
+			s.refusal = ref
+			break
+		}
+	}
+	if s.refusal != nil && !held {
+		return nil
+	}
+	if s.refusal == nil {
+		s.expiresAt = claim.CreationTimestamp.Add(ttl)
+		claim.Status.ExpiresAt = credentials.ExpiryTime(s.expiresAt)
+	}
+	prefix := class.Spec.Naming.Prefix
+	if request {
+		prefix = ""
+	}
+	name := claimpolicy.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(requester.UID))
+	if held {
+		name = claim.Status.Namespace
+	}
+	s.desired = claimpolicy.Build(name, s.owner, class, claimpolicy.AllowedLabels(claim, class))
+	return nil
+}
+
+// classRefusal is the refusal a class's own status reports for its current generation (a ClusterRole
+// the operator may not bind), or nil.
+func classRefusal(class *tenancyv1alpha1.NamespaceClass) *claimpolicy.Refusal {
+	c := meta.FindStatusCondition(class.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+	if c == nil || c.Status == metav1.ConditionTrue || class.Status.ObservedGeneration != class.Generation ||
+		c.Reason != tenancyv1alpha1.ClusterRoleNotBindableReason {
+		return nil
+	}
+	return &claimpolicy.Refusal{Reason: c.Reason, Message: c.Message}
+}
+
+// reconcileExpiry deletes the namespace once the claim's hard TTL or its idle TTL (see
+// reconcileActivity) has passed, whichever ends first, and marks the claim expired for good. It runs
+// even when the claim is refused, so a namespace whose class disappeared still expires.
+func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claimScope) error {
+	hard := !s.expiresAt.IsZero() && !s.now.Before(s.expiresAt)
+	idle := !s.idleExpiresAt.IsZero() && !s.now.Before(s.idleExpiresAt)
+	already := claimpolicy.IsExpired(s.claim)
+	if !already && !hard && !idle {
+		return nil
+	}
+	s.expired = true
+	s.refusal = nil
+	if already {
+		c := meta.FindStatusCondition(s.claim.Status.Conditions, tenancyv1alpha1.ExpiredCondition)
+		s.idleExpired = c != nil && c.Reason == tenancyv1alpha1.IdleExpiredReason
+	} else {
+		// The earlier of the two clocks ends the claim.
+		s.idleExpired = idle && (!hard || s.idleExpiresAt.Before(s.expiresAt))
+		s.claim.Status.PodsActive = false
+		if !s.idleExpired {
+			s.claim.Status.IdleExpiresAt = nil
+		}
+	}
+	name := s.claim.Status.Namespace
+	if name == "" {
+		return nil
+	}
+	if err := r.deleteOwnedNamespace(ctx, s, name); err != nil {
+		return err
+	}
+	return r.deleteCredentials(ctx, s)
+}

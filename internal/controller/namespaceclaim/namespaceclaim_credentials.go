@@ -1,0 +1,395 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+)
+
+// credentialsPlan is what planCredentials decided: the tenant ServiceAccount, the state of the
+// credentials Secret, and the token minted for it when one is due. The token is only ever written by
+// writeCredentials, after the self-test proved the identity; until then it exists only in memory.
+type credentialsPlan struct {
+	sa    *corev1.ServiceAccount
+	name  string
+	state secretState
+	// unprobed is set when the Secret was not probed because the claim never had one: it is then
+	// created first, and probed only if the create finds one already there (secretAtCreate).
+	unprobed bool
+	decision credentials.Decision
+	// token is the minted token to hand out; nil when none is due.
+	token *credentials.Token
+}
+
+// planCredentials decides whether the claim's credentials Secret needs a (new) token and, if so, mints
+// it, so the self-test runs with the very token that will be handed out. The operator never reads
+// Secrets: what it issued is recorded in the claim's status, and the Secret is only ever created, or
+// changed through a JSON patch whose first operation tests the claim-uid label, so a Secret of that
+// name that nsclaim did not make for this claim is never read or changed (the claim is refused with
+// SecretConflict). A token is due when there is none or its Secret is gone, when the ServiceAccount
+// was recreated, or when renewal is due; with the only-once token policy it is issued once, valid
+// until the claim expires, and never again. It returns nil when a refusal was recorded.
+func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claimScope) (*credentialsPlan, error) {
+	claim := s.claim
+	p := &credentialsPlan{name: credentialsSecretName(claim), state: secretOurs}
+	rec := tokenRecord(claim)
+	ns := s.desired.Namespace.Name
+	sa := &corev1.ServiceAccount{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
+		return nil, fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
+	}
+	p.sa = sa
+	if s.tokenOnce && rec != nil && claim.Status.CredentialsSecretName == p.name {
+		if rec.ServiceAccountUID != "" && rec.ServiceAccountUID != string(sa.UID) {
+			// The ServiceAccount was recreated: the only token this claim gets is dead, and none is
+			// issued again.
+			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.TokenRevokedReason, Message: fmt.Sprintf(
+				"ServiceAccount %s/%s was recreated, so the only-once token no longer works and is not issued again: delete the claim and ask again", ns, sa.Name)}
+			return nil, nil
+		}
+		return p, nil
+	}
+	// In steady state (a Ready claim where nothing was repaired) the record is trusted without asking
+	// the API server, except once every CredentialsCheckInterval: a Secret deleted behind the
+	// operator's back (which no watch reports, since the operator cannot read Secrets) is re-created
+	// then, or at the next renewal.
+	if neverIssued(claim) {
+		// A claim that never had a token has, unless the operator crashed between creating the Secret
+		// and recording it, no Secret yet: create it first and probe only if the create finds one.
+		p.state, p.unprobed = secretAbsent, true
+		// Creating the Secret is its check: the next periodic one is an interval away.
+		r.credentialsCheckedNow(s)
+	} else if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != p.name || due {
+		r.credentialsCheckedNow(s)
+		var err error
+		var found *credentials.Record
+		if p.state, found, err = r.probeSecret(ctx, claim, p.name); err != nil {
+			return nil, err
+		}
+		// The Secret's own record is the latest word: the cached status may lag this operator's
+		// last write.
+		rec = found
+	}
+	if p.state == secretForeign {
+		s.refusal = secretConflict(claim, p.name)
+		return nil, nil
+	}
+	p.decision = s.scheduleToken(rec, string(sa.UID))
+	if !p.decision.Issue {
+		keepToken(s, p.name, rec, p.decision)
+		return p, nil
+	}
+	ttl := claimpolicy.TokenTTL(s.class)
+	if s.tokenOnce {
+		// Issued once, valid until the claim expires, but never longer than the class allows a token.
+		ttl = min(credentials.OnceTTL(s.now, s.expiresAt), ttl)
+	}
+	tok, err := r.issueToken(ctx, sa, ttl)
+	if err != nil {
+		monitoring.CredentialFailed(s.class.Name)
+		return nil, err
+	}
+	p.token = &tok
+	return p, nil
+}
+
+// scheduleToken decides about the token rec describes (nil if none) for the ServiceAccount with UID
+// saUID by the claim's token policy: a token issued only once is never renewed and is kept until it
+// expires (credentials.ScheduleOnlyOnce); any other is renewed the class's renewBefore ahead of expiry
+// (credentials.Schedule).
+func (s *claimScope) scheduleToken(rec *credentials.Record, saUID string) credentials.Decision {
+	if s.tokenOnce {
+		return credentials.ScheduleOnlyOnce(s.now, rec, saUID)
+	}
+	return credentials.Schedule(s.now, rec, saUID, claimpolicy.RenewBefore(s.class))
+}
+
+// keepToken records in the claim's status the token rec describes, in the Secret name, as kept by the
+// decision d (scheduleToken), and sets the scope's renewAt to d.RenewAt (zero for a token issued only
+// once, which is never renewed).
+func keepToken(s *claimScope, name string, rec *credentials.Record, d credentials.Decision) {
+	s.renewAt = d.RenewAt
+	s.claim.Status.CredentialsSecretName = name
+	s.claim.Status.TokenExpiresAt = credentials.ExpiryTime(rec.ExpiresAt)
+	s.claim.Status.TokenServiceAccountUID = rec.ServiceAccountUID
+}
+
+// writeCredentials writes the token planCredentials minted to the claim's Secret (creating it, or
+// replacing its token), once the self-test has passed. With no token minted the credentials already
+// in place are kept.
+func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *claimScope, p *credentialsPlan) error {
+	claim := s.claim
+	if p.token == nil {
+		s.credentialsReady = true
+		return nil
+	}
+	tok := *p.token
+	ns := s.desired.Namespace.Name
+	logf.FromContext(ctx).Info("Issued token", "serviceAccount", klog.KObj(p.sa), "reason", p.decision.Reason, "secret", p.state, "expiresAt", tok.ExpiresAt, "onlyOnce", s.tokenOnce)
+	data, err := credentials.SecretData(r.Endpoint, ns, tok)
+	if err != nil {
+		return fmt.Errorf("rendering kubeconfig: %w", err)
+	}
+	replace := p.state != secretAbsent
+	if !replace {
+		err = r.createSecret(ctx, s, p.name, data, tok)
+		if apierrors.IsAlreadyExists(err) && p.unprobed {
+			kept, perr := r.secretAtCreate(ctx, s, p)
+			if perr != nil || kept || s.refusal != nil {
+				return perr
+			}
+			replace = true
+		}
+	}
+	if replace {
+		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: p.name}},
+			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok)), client.FieldOwner(kube.FieldOwner))
+		if isPatchTestFailure(err) {
+			s.refusal = secretConflict(claim, p.name)
+			return nil
+		}
+	}
+	if err != nil {
+		monitoring.CredentialFailed(s.class.Name)
+		return fmt.Errorf("writing Secret %s/%s: %w", claim.Namespace, p.name, err)
+	}
+	monitoring.CredentialIssued(s.class.Name, p.decision.Reason != credentials.ReasonNoToken)
+	s.tokenIssued = true
+	s.repaired++
+	if !s.tokenOnce {
+		s.renewAt = tok.ExpiresAt.Add(-claimpolicy.RenewBefore(s.class))
+	}
+	claim.Status.CredentialsSecretName = p.name
+	claim.Status.TokenExpiresAt = credentials.ExpiryTime(tok.ExpiresAt)
+	claim.Status.TokenServiceAccountUID = tok.ServiceAccountUID
+	if tok.CredentialID != "" {
+		first := len(claim.Status.IssuedTokens) == 0
+		claim.Status.IssuedTokens = credentials.RecordIssued(claim.Status.IssuedTokens, tok.CredentialID, s.now, tok.ExpiresAt)
+		if r.Recorder != nil && !first {
+			// The credential ID joins the token's requests in the audit log to this claim; it cannot
+			// authenticate, the token itself is never in an Event. The first token's ID is in the
+			// Provisioned Event instead (provisionedNote).
+			r.Recorder.Eventf(claim, nil, corev1.EventTypeNormal, "TokenIssued", "IssueToken",
+				"Issued a token for ServiceAccount %s/%s in Secret %s: credential ID %s, expires %s (%s)", ns, p.sa.Name, p.name,
+				tok.CredentialID, tok.ExpiresAt.UTC().Format(time.RFC3339), p.decision.Reason)
+		}
+	}
+	s.credentialsReady = true
+	return nil
+}
+
+// neverIssued reports a claim that, by its status, never had a token in a Secret of this name and was
+// not refused for a Secret in the way: its Secret is created without a probe first.
+func neverIssued(claim *tenancyv1alpha1.NamespaceClaim) bool {
+	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+	return claim.Status.TokenExpiresAt == nil && claim.Status.CredentialsSecretName == "" && len(claim.Status.IssuedTokens) == 0 &&
+		(ready == nil || ready.Reason != tenancyv1alpha1.SecretConflictReason)
+}
+
+// secretAtCreate handles a create that found the Secret already there although the claim's status
+// records none. It probes the Secret: one that is not this claim's is refused (SecretConflict) and
+// never changed. This claim's own Secret was written by an operator that stopped before recording it
+// in the status: its token, when still good by scheduleToken (the same decision planCredentials takes),
+// is kept and recorded (kept is true), so no second token is handed out; the freshly minted one is
+// dropped, never written. Otherwise (no token in it, or due) the caller replaces its token.
+func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimScope, p *credentialsPlan) (kept bool, err error) {
+	claim := s.claim
+	state, sec, err := r.probe(ctx, claim, p.name)
+	switch {
+	case err != nil:
+		return false, err
+	case state == secretForeign:
+		s.refusal = secretConflict(claim, p.name)
+		return false, nil
+	case state == secretAbsent:
+		return false, fmt.Errorf("secret %s/%s was deleted while it was being created", claim.Namespace, p.name)
+	}
+	p.state = secretOurs
+	value := string(sec.Data[credentials.TokenKey])
+	found := credentials.RecordFromAnnotations(sec.Annotations)
+	d := s.scheduleToken(found, string(p.sa.UID))
+	if value == "" || d.Issue {
+		return false, nil
+	}
+	logf.FromContext(ctx).Info("Kept the token of a Secret written before its claim's status recorded it", "secret", klog.KObj(sec), "expiresAt", found.ExpiresAt)
+	keepToken(s, p.name, found, d)
+	if id, err := credentials.CredentialID(value); err == nil && id != "" {
+		claim.Status.IssuedTokens = credentials.RecordIssued(claim.Status.IssuedTokens, id, s.now, found.ExpiresAt)
+	}
+	s.credentialsReady = true
+	return true, nil
+}
+
+// secretState is what a probe learned about the credentials Secret.
+type secretState int
+
+func (s secretState) String() string { return [...]string{"ours", "absent", "foreign"}[s] }
+
+const (
+	secretOurs secretState = iota
+	secretAbsent
+	secretForeign
+)
+
+// probeSecret finds out whether the credentials Secret exists and is this claim's, with a JSON patch
+// that changes nothing and fails on any Secret that is not this claim's, so no other Secret is ever
+// read. For this claim's own Secret it returns the token record the Secret carries (nil if none).
+func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *credentials.Record, error) {
+	state, sec, err := r.probe(ctx, claim, name)
+	if state != secretOurs || err != nil || len(sec.Data[credentials.TokenKey]) == 0 {
+		return state, nil, err
+	}
+	return state, credentials.RecordFromAnnotations(sec.Annotations), nil
+}
+
+// probe sends the probe patch and returns the Secret when it is this claim's.
+func (r *NamespaceClaimReconciler) probe(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *corev1.Secret, error) {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
+	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(kube.FieldOwner))
+	switch {
+	case err == nil:
+		return secretOurs, sec, nil
+	case apierrors.IsNotFound(err):
+		return secretAbsent, nil, nil
+	case isPatchTestFailure(err):
+		return secretForeign, nil, nil
+	}
+	return secretOurs, nil, fmt.Errorf("checking Secret %s/%s: %w", claim.Namespace, name, err)
+}
+
+// deleteCredentials deletes the claim's credentials Secret once its namespace is going (expired or
+// released): a dead token must not wait, next to the claim, until the namespace is gone, where a
+// pipeline re-run that asks for the same name would read it. The Secret is found with the probe that
+// fails on any Secret not made for this claim, and deleted on the UID and resourceVersion the probe
+// returned, so no other Secret is ever deleted. The status forgets the token, so this runs once.
+func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *claimScope) error {
+	claim := s.claim
+	if claim.Status.CredentialsSecretName == "" && claim.Status.TokenExpiresAt == nil {
+		return nil
+	}
+	state, sec, err := r.probe(ctx, claim, credentialsSecretName(claim))
+	if err != nil {
+		return err
+	}
+	if state == secretOurs {
+		uid, rv := sec.UID, sec.ResourceVersion
+		if err := r.Delete(ctx, sec, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Secret %s: %w", klog.KObj(sec), err)
+		}
+		logf.FromContext(ctx).Info("Deleted the credentials of a namespace that is going", "secret", klog.KObj(sec))
+	}
+	claim.Status.CredentialsSecretName = ""
+	claim.Status.TokenExpiresAt = nil
+	claim.Status.TokenServiceAccountUID = ""
+	return nil
+}
+
+// createSecret creates the credentials Secret, owned by the claim (garbage-collected with it) and by the
+// namespace (so that, as the ConfigMap protocol promises, deleting the namespace removes it too).
+func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimScope, name string, data map[string][]byte, tok credentials.Token) error {
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.claim.Namespace, Labels: map[string]string{
+			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
+			tenancyv1alpha1.ClaimUIDLabel:  string(s.claim.UID),
+		}, Annotations: credentials.TokenAnnotations(tok)},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	if err := controllerutil.SetControllerReference(s.claim, sec, r.Scheme()); err != nil {
+		return fmt.Errorf("setting owner of Secret %s: %w", klog.KObj(sec), err)
+	}
+	if s.namespace != nil {
+		sec.OwnerReferences = append(sec.OwnerReferences, claimpolicy.NamespaceOwnerRef(s.namespace))
+	}
+	err := r.Create(ctx, sec, client.FieldOwner(kube.FieldOwner))
+	if apierrors.IsAlreadyExists(err) {
+		// Made since the probe (or, unprobed, before this claim's status recorded it): the caller
+		// probes it, or the next reconcile does.
+		return fmt.Errorf("secret %s appeared while it was being created: %w", klog.KObj(sec), err)
+	}
+	return err
+}
+
+// isPatchTestFailure reports a JSON patch whose ownership test failed (credentials.OwnershipTestFailed):
+// the Secret is not this claim's. Other errors, 422 or not, are errors.
+func isPatchTestFailure(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && credentials.OwnershipTestFailed(status.Status())
+}
+
+func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *claimpolicy.Refusal {
+	return &claimpolicy.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
+		"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched. Delete that Secret (the claim then goes on by itself),"+
+			" or delete this claim and create a new one with another spec.credentialsSecretName (the field cannot be changed on an existing claim)", claim.Namespace, name)}
+}
+
+// credentialsSecretName is the claim's credentials Secret: spec.credentialsSecretName or the default.
+func credentialsSecretName(claim *tenancyv1alpha1.NamespaceClaim) string {
+	if claim.Spec.CredentialsSecretName != "" {
+		return claim.Spec.CredentialsSecretName
+	}
+	return credentials.SecretName(claim.Name)
+}
+
+// tokenRecord is the status's record of the issued token, or nil.
+func tokenRecord(claim *tenancyv1alpha1.NamespaceClaim) *credentials.Record {
+	if claim.Status.TokenExpiresAt == nil {
+		return nil
+	}
+	return &credentials.Record{ExpiresAt: claim.Status.TokenExpiresAt.Time, ServiceAccountUID: claim.Status.TokenServiceAccountUID}
+}
+
+// issueToken asks the TokenRequest API for a token of sa with the given lifetime.
+func (r *NamespaceClaimReconciler) issueToken(ctx context.Context, sa *corev1.ServiceAccount, ttl time.Duration) (credentials.Token, error) {
+	seconds := int64(ttl.Seconds())
+	tr := &authenticationv1.TokenRequest{}
+	tr.Spec.ExpirationSeconds = &seconds
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
+	if err := r.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return credentials.Token{}, fmt.Errorf("requesting token for ServiceAccount %s: %w", klog.KObj(sa), err)
+	}
+	tok := credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(sa.UID)}
+	id, err := credentials.CredentialID(tok.Value)
+	if err != nil {
+		// The error names what is wrong with the token's shape, never the token.
+		logf.FromContext(ctx).Info("The issued token has no readable credential ID; its requests cannot be joined to the claim in the audit log", "serviceAccount", klog.KObj(sa), "error", err.Error())
+	}
+	tok.CredentialID = id
+	logf.FromContext(ctx).V(1).Info("Minted token", "serviceAccount", klog.KObj(sa), "credentialID", id, "expiresAt", tok.ExpiresAt)
+	return tok, nil
+}

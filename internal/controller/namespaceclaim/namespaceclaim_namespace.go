@@ -1,0 +1,188 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
+)
+
+// deleteOwnedNamespace deletes namespace name if it carries the claim's ownership marks, and records in
+// the scope what still blocks a namespace that is terminating. A namespace without the marks is left
+// alone. The delete is conditional on the UID and resourceVersion that were checked, so a namespace
+// changed since it was read is never deleted on stale information.
+func (r *NamespaceClaimReconciler) deleteOwnedNamespace(ctx context.Context, s *claimScope, name string) error {
+	ns := &corev1.Namespace{}
+	if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: name}, ns)); !ok {
+		return err
+	}
+	if !claimpolicy.OwnedBy(ns, s.owner) {
+		return nil
+	}
+	if ns.DeletionTimestamp.IsZero() {
+		uid, rv := ns.UID, ns.ResourceVersion
+		err := r.Delete(ctx, ns, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting namespace %s: %w", name, err)
+		}
+		logf.FromContext(ctx).Info("Deleted namespace", "claimNamespace", klog.KObj(ns))
+		s.terminating = "deletion requested"
+		return nil
+	}
+	s.terminating = r.terminationBlockers(ctx, name)
+	return nil
+}
+
+// terminationBlockers reads the namespace from the API server and summarises the conditions that keep
+// it in Terminating.
+func (r *NamespaceClaimReconciler) terminationBlockers(ctx context.Context, name string) string {
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		return "terminating"
+	}
+	var msgs []string
+	for _, c := range ns.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && c.Message != "" {
+			msgs = append(msgs, c.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return "terminating"
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// reconcileNamespace creates the namespace, or finds it and checks that it is this claim's. A namespace
+// that exists without this claim's marks is refused and left untouched. A namespace this claim held
+// that is gone or terminating was released by the tenant: the claim is deleted.
+func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *claimScope) error {
+	want := s.desired.Namespace
+	ns := &corev1.Namespace{}
+	ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: want.Name}, ns))
+	if err != nil {
+		return fmt.Errorf("reading namespace %s: %w", want.Name, err)
+	}
+	held := s.claim.Status.Namespace == want.Name
+	if !ok && held {
+		// The cache may lag a namespace created moments ago: only the API server's word releases.
+		if ok, err = kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, ns)); err != nil {
+			return fmt.Errorf("reading namespace %s: %w", want.Name, err)
+		}
+		if !ok {
+			return r.release(ctx, s)
+		}
+	}
+	if !ok {
+		ns = want.DeepCopy()
+		err := r.Create(ctx, ns, client.FieldOwner(kube.FieldOwner))
+		// The namespace now exists on the API server (or the create failed): the next claim of the
+		// limit's critical section counts it with a live list.
+		s.leaveLimit()
+		if err == nil {
+			if r.NameReuse != nil {
+				r.NameReuse.Created(ns)
+			}
+			logf.FromContext(ctx).Info("Created namespace", "claimNamespace", klog.KObj(ns))
+			s.repaired++
+			return r.holdNamespace(s, ns)
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", want.Name, err)
+		}
+		if r.NameReuse != nil {
+			// The cache had not seen it: a namespace of this name exists now, so one created over it
+			// later is a reuse even if the informer never sees this one go.
+			r.NameReuse.Going(want.Name)
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, ns); err != nil {
+			return fmt.Errorf("reading namespace %s: %w", want.Name, err)
+		}
+	}
+	if !claimpolicy.OwnedBy(ns, s.owner) {
+		s.refusal = foreignNamespaceRefusal(ns)
+		return nil
+	}
+	if !ns.DeletionTimestamp.IsZero() {
+		return r.release(ctx, s)
+	}
+	if !labelsAndAnnotationsMatch(want, ns) {
+		patched := ns.DeepCopy()
+		mergeMeta(patched, want)
+		if err := r.Patch(ctx, patched, client.MergeFromWithOptions(ns, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
+			return fmt.Errorf("patching namespace %s: %w", ns.Name, err)
+		}
+		s.repaired++
+		ns = patched
+	}
+	return r.holdNamespace(s, ns)
+}
+
+func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Namespace) error {
+	s.namespace = ns
+	s.claim.Status.Namespace = ns.Name
+	return nil
+}
+
+// foreignNamespaceRefusal explains why a namespace that exists is not this claim's.
+func foreignNamespaceRefusal(ns *corev1.Namespace) *claimpolicy.Refusal {
+	if _, ok := claimpolicy.OwnerFromMarks(ns); ok {
+		// Which claim holds it is not said: that would tell one requester of another's claim.
+		return &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason, Message: fmt.Sprintf(
+			"namespace %s is held by another NamespaceClaim. Delete this claim and create a new one with another spec.namespaceName"+
+				" (the field cannot be changed on an existing claim)", ns.Name)}
+	}
+	return &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceConflictReason, Message: fmt.Sprintf(
+		"namespace %s exists and was not created by nsclaim for this claim; it is left untouched. Delete this claim and create a new one"+
+			" with another spec.namespaceName (the field cannot be changed on an existing claim), or ask the cluster admin to remove that namespace", ns.Name)}
+}
+
+// release deletes a claim whose namespace the tenant deleted. The claim's finalizer then finds the
+// namespace gone, and garbage collection removes the credentials Secret the claim owns.
+func (r *NamespaceClaimReconciler) release(ctx context.Context, s *claimScope) error {
+	s.released = true
+	if err := r.deleteCredentials(ctx, s); err != nil {
+		return err
+	}
+	uid := s.claim.UID
+	if err := r.Delete(ctx, s.claim, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting released claim: %w", err)
+	}
+	logf.FromContext(ctx).Info("Namespace released by its tenant; deleted the claim", "claimNamespace", s.desired.Namespace.Name)
+	return nil
+}
+
+// reconcileRequestOwner makes the namespace of a request claim own its request ConfigMap, through the
+// ConfigMap protocol's hook (RequestProtocol.OwnRequest). It runs before the credentials are written,
+// so a pipeline never holds a token whose namespace could be deleted while its request stays behind.
+// A claim that is no request, or has no namespace yet, changes nothing.
+func (r *NamespaceClaimReconciler) reconcileRequestOwner(ctx context.Context, s *claimScope) error {
+	if !s.request || s.namespace == nil {
+		return nil
+	}
+	return r.Requests.OwnRequest(ctx, r.Client, s.claim, s.namespace)
+}

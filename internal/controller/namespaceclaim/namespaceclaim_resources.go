@@ -1,0 +1,321 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
+)
+
+// applyChild makes the child want exist as built, with a server-side apply under FieldOwner that forces
+// ownership of the fields nsclaim sets and leaves every other field (a label a tenant added) alone. It
+// reads the object through the cache first; one the cache does not hold (missing, stripped of its
+// nsclaim labels, or made moments ago) is read from the API server when readOnMiss is set, so a cache
+// that lags behind a write does not count as a change, and is otherwise applied at once. Nothing is
+// sent when the object already carries everything the apply would set (see childAction). A binding whose roleRef differs is deleted and
+// created again, since the API server refuses to change a roleRef. It reports whether it wrote
+// anything.
+func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object, id *strings.Replacer, readOnMiss bool) (bool, error) {
+	key := client.ObjectKeyFromObject(want)
+	gvk, err := apiutil.GVKForObject(want, r.Scheme())
+	if err != nil {
+		return false, err
+	}
+	desired, err := applyConfiguration(want, gvk, id)
+	if err != nil {
+		return false, fmt.Errorf("building %s %s: %w", gvk.Kind, key, err)
+	}
+	have := reflect.New(reflect.TypeOf(want).Elem()).Interface().(client.Object)
+	ok, err := kube.Found(r.Get(ctx, key, have))
+	if err == nil && !ok && readOnMiss {
+		ok, err = kube.Found(r.APIReader.Get(ctx, key, have))
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
+	}
+	var current map[string]any
+	if ok {
+		if current, err = runtime.DefaultUnstructuredConverter.ToUnstructured(have); err != nil {
+			return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
+		}
+	}
+	action := childAction(desired, current)
+	if _, stale := have.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]; ok && stale && action != childReplace {
+		if err := r.dropClaimName(ctx, have); err != nil {
+			return false, fmt.Errorf("updating %s %s: %w", gvk.Kind, key, err)
+		}
+	}
+	switch action {
+	case childUpToDate:
+		return false, nil
+	case childReplace:
+		uid, rv := have.GetUID(), have.GetResourceVersion()
+		if err := r.Delete(ctx, have, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
+			return false, fmt.Errorf("replacing %s %s: %w", gvk.Kind, key, err)
+		}
+	}
+	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: desired})
+	if err := r.Apply(ctx, ac, client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
+		return false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
+	}
+	// An apply that only moves the digest (an upgrade changed how it is taken) or drops a field of a map
+	// the class no longer sets changes nothing anyone may do: it is no repair, and the claim is not
+	// tested again for it.
+	return action == childReplace || !digestOnly(desired, current), nil
+}
+
+// digestOnly reports whether current, an object that exists, carries every field of the apply
+// configuration desired but its claimpolicy.AppliedAnnotation digest: what differs is the digest, and fields of
+// current that desired no longer sets (lists, such as rules and subjects, are compared whole, so a
+// rule or subject less is not digestOnly).
+func digestOnly(desired, current map[string]any) bool {
+	if current == nil {
+		return false
+	}
+	md, _ := desired["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	withoutDigest := maps.Clone(ann)
+	delete(withoutDigest, claimpolicy.AppliedAnnotation)
+	m := maps.Clone(md)
+	m["annotations"] = withoutDigest
+	if len(withoutDigest) == 0 {
+		delete(m, "annotations")
+	}
+	d := maps.Clone(desired)
+	d["metadata"] = m
+	return childAction(d, current) == childUpToDate
+}
+
+// dropClaimNamePatch removes the claim-name annotation from a child.
+var dropClaimNamePatch = client.RawPatch(types.MergePatchType,
+	[]byte(`{"metadata":{"annotations":{"`+tenancyv1alpha1.ClaimNameAnnotation+`":null}}}`))
+
+// dropClaimName removes the claim-name annotation from the child have, once. Children no longer carry
+// it (only the namespace names its claim), and the server-side apply that follows removes it only where
+// nsclaim's field owner set it: a child made by another field manager (by 0.2.0, or by anyone who
+// added the annotation) would keep it, and with it an annotation map of its own in the cache. It is not
+// a repair: nothing the tenant may do changed.
+func (r *NamespaceClaimReconciler) dropClaimName(ctx context.Context, have client.Object) error {
+	return client.IgnoreNotFound(r.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(kube.FieldOwner)))
+}
+
+// identity returns the replacer that takes, out of the text a child's digest is made of, the values
+// that differ from one claim to the next: its namespace's name and UID, and the claim's UID and
+// namespace (values, empty ones left out, in any order). Each becomes a token ("${1}", "${2}", ...),
+// longest value first, and a "$" of the text becomes "$$". The replacement can be undone (read left to
+// right, "$$" is "$" and "${n}" is the n-th value), so for one claim's children two texts that differ give
+// two texts that differ: a digest still changes with every field the class changes.
+func identity(values ...string) *strings.Replacer {
+	values = slices.DeleteFunc(slices.Clone(values), func(v string) bool { return v == "" })
+	slices.SortStableFunc(values, func(a, b string) int { return len(b) - len(a) })
+	values = slices.Compact(values)
+	pairs := make([]string, 0, 2+2*len(values))
+	pairs = append(pairs, "$", "$$")
+	for i, v := range values {
+		pairs = append(pairs, v, "${"+strconv.Itoa(i+1)+"}")
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// applyConfiguration returns the apply configuration of the typed object want, of kind gvk: the fields
+// want sets, with its name, namespace, labels, annotations and owner references (optional fields it
+// leaves empty are omitted; builders set explicit zero values, such as
+// automountServiceAccountToken=false, through pointers), with claimpolicy.AppliedAnnotation set to their digest,
+// taken with id's values left out (nil: none).
+func applyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *strings.Replacer) (map[string]any, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+	if err != nil {
+		return nil, err
+	}
+	delete(u, "status")
+	// Of the metadata, only what nsclaim decides: never a resourceVersion (an apply with one fails when
+	// the object moved on) or other fields the API server sets.
+	md := map[string]any{}
+	if from, ok := u["metadata"].(map[string]any); ok {
+		for _, k := range []string{"name", "namespace", "labels", "annotations", "ownerReferences"} {
+			if v, ok := from[k]; ok {
+				md[k] = v
+			}
+		}
+	}
+	u["metadata"] = md
+	u["apiVersion"], u["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	body, err := json.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	if id != nil {
+		body = []byte(id.Replace(string(body)))
+	}
+	sum := sha256.Sum256(body)
+	ann, _ := md["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		md["annotations"] = ann
+	}
+	ann[claimpolicy.AppliedAnnotation] = hex.EncodeToString(sum[:12])
+	return u, nil
+}
+
+// childDecision is what applyChild does with a child.
+type childDecision int
+
+const (
+	// childUpToDate: the object carries every field of the apply configuration; nothing is sent.
+	childUpToDate childDecision = iota
+	// childApply: the object is missing or differs; it is applied.
+	childApply
+	// childReplace: the object's roleRef differs, which cannot change in place; it is deleted and applied.
+	childReplace
+)
+
+// childAction decides, from the apply configuration desired and the object as it is (current, nil when
+// missing), what applyChild does. Fields only others set, labels and annotations among them, do not
+// count; lists must match element for element (the lists nsclaim sets are atomic); an owner reference
+// nsclaim sets must be among the object's.
+func childAction(desired, current map[string]any) childDecision {
+	if current == nil {
+		return childApply
+	}
+	if ref, ok := desired["roleRef"]; ok && !covers(current["roleRef"], ref) {
+		return childReplace
+	}
+	for k, v := range desired {
+		switch k {
+		case "apiVersion", "kind":
+		case "metadata":
+			if !metadataCovers(current[k], v) {
+				return childApply
+			}
+		default:
+			if !covers(current[k], v) {
+				return childApply
+			}
+		}
+	}
+	return childUpToDate
+}
+
+// metadataCovers reports whether the metadata have carries the name, labels, annotations and owner
+// references of want.
+func metadataCovers(have, want any) bool {
+	h, _ := have.(map[string]any)
+	w, _ := want.(map[string]any)
+	for k, v := range w {
+		if k != "ownerReferences" {
+			if !covers(h[k], v) {
+				return false
+			}
+			continue
+		}
+		hrefs, _ := h[k].([]any)
+		wrefs, _ := v.([]any)
+		for _, ref := range wrefs {
+			if !slices.ContainsFunc(hrefs, func(x any) bool { return covers(x, ref) }) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// covers reports whether have holds want: every key of a map of want with a value have covers, lists
+// of the same length whose elements cover want's, and equal values otherwise.
+func covers(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			hv, ok := h[k]
+			if !ok || !covers(hv, v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !covers(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(have, want)
+	}
+}
+
+// labelsAndAnnotationsMatch reports whether have carries every label and annotation of want.
+func labelsAndAnnotationsMatch(want, have metav1.Object) bool {
+	return isSubset(want.GetLabels(), have.GetLabels()) && isSubset(want.GetAnnotations(), have.GetAnnotations())
+}
+
+func isSubset(sub, super map[string]string) bool {
+	for k, v := range sub {
+		if got, ok := super[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeMeta adds want's labels and annotations to obj, keeping the ones others set.
+func mergeMeta(obj, want metav1.Object) {
+	l := maps.Clone(obj.GetLabels())
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, want.GetLabels())
+	obj.SetLabels(l)
+	a := maps.Clone(obj.GetAnnotations())
+	if a == nil {
+		a = map[string]string{}
+	}
+	maps.Copy(a, want.GetAnnotations())
+	obj.SetAnnotations(a)
+}
+
+// isNil reports whether an optional desired object is absent (a typed nil inside the interface).
+func isNil(o client.Object) bool {
+	return o == nil || reflect.ValueOf(o).IsNil()
+}

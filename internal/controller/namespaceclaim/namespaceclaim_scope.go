@@ -1,0 +1,203 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/selftest"
+)
+
+// Polling intervals for conditions that no watch reports.
+const (
+	// terminatingPoll re-reads a terminating namespace's blockers.
+	terminatingPoll = 10 * time.Second
+	// refusalPoll retries a refused claim (a conflicting namespace may be deleted by hand).
+	refusalPoll = time.Minute
+	// pendingQuiet is how long a claim provisioned for the first time keeps its status unwritten while
+	// kube-controller-manager makes its namespace usable (see quietUntil). A burst of 500 claims on 2
+	// cores waits for it up to 25 s (kube-controller-manager's client rate sets the pace;
+	// docs/benchmarks.md): a minute covers bursts twice that size and still reports a
+	// kube-controller-manager that does not work.
+	pendingQuiet = time.Minute
+	// reuseQuiet is how long a new claim keeps its status unwritten while the grants of a reused
+	// namespace name are held back (claimpolicy.NameReuseWindow): shorter than that window, so the wait
+	// and its reason are reported.
+	reuseQuiet = 10 * time.Second
+	// fencePendingPoll waits for the first check of the admission fence.
+	fencePendingPoll = 2 * time.Second
+	// fencePoll re-checks a claim held back because the admission fence is missing or altered.
+	fencePoll = 15 * time.Second
+	// selfTestRetry retries a self-test that waits for new RoleBindings to reach the authorizer.
+	selfTestRetry = 2 * time.Second
+	// selfTestMaxBackoff caps the backoff of a self-test that failed (missing or excess permissions):
+	// those need a person to change RBAC, so they are not retried every few seconds.
+	selfTestMaxBackoff = 5 * time.Minute
+)
+
+// claimScope carries what one reconcile of a claim learned. Phases record facts here; setConditions
+// turns them into status at the end. Nothing in it outlives the reconcile.
+type claimScope struct {
+	claim *tenancyv1alpha1.NamespaceClaim
+	now   time.Time
+
+	// class is the resolved class; nil when refused before it was found.
+	class *tenancyv1alpha1.NamespaceClass
+	// owner is the claim as the ownership marks name it.
+	owner claimpolicy.Owner
+	// desired is what the namespace and its objects should be.
+	desired claimpolicy.Desired
+	// expiresAt is when the namespace is to be deleted by the hard TTL; zero when unknown.
+	expiresAt time.Time
+	// idleExpiresAt is when the namespace is to be deleted for idleness; zero when it is active or its
+	// class has no idle TTL.
+	idleExpiresAt time.Time
+	// activityObserved is set once reconcileActivity recorded the namespace's activity.
+	activityObserved bool
+	// tokenOnce is set when the claim asks for its token to be issued only once.
+	tokenOnce bool
+	// request is set when the claim was made by the operator for a request ConfigMap of the ConfigMap
+	// protocol (RequestProtocol.IsRequest).
+	request bool
+
+	// refusal is a user-fixable reason that stops provisioning.
+	refusal *claimpolicy.Refusal
+	// expired is set once the TTL passed; idleExpired when it was the idle TTL.
+	expired     bool
+	idleExpired bool
+	// terminating describes what blocks a namespace that is being deleted.
+	terminating string
+	// deleting describes, for a claim being deleted, the namespaces it still waits for.
+	deleting string
+	// fencePending is set when a Ready claim waits, status unchanged, for the first check of the fence.
+	fencePending bool
+	// released is set when the tenant deleted its namespace and the claim is being deleted.
+	released bool
+
+	// namespace is the observed namespace once it is known to be ours.
+	namespace *corev1.Namespace
+	// childrenReady is set when every object in the namespace matches the class.
+	childrenReady bool
+	// repaired counts objects created or changed in this reconcile.
+	repaired int
+	// unusable says what the namespace still waits for before a Pod fitting the class can be created
+	// in it; empty when it is usable or was not checked. unusablePoll is set when no watch reports it.
+	unusable     string
+	unusablePoll bool
+	// quietUntil is, for a claim provisioned for the first time, until when its status is not written
+	// while the namespace is not usable yet (see pendingQuiet); zero otherwise.
+	quietUntil time.Time
+
+	// credentialsReady is set when the Secret holds a valid token; tokenIssued when this reconcile
+	// issued one; renewAt is when the token is to be renewed.
+	credentialsReady bool
+	tokenIssued      bool
+	// creatorBound is set when, in credentials mode Requester, the creator is bound and verified.
+	creatorBound bool
+	renewAt      time.Time
+	// credentialsCheckAt is when the credentials Secret is next checked; zero when not scheduled.
+	credentialsCheckAt time.Time
+
+	// selfTest is the outcome of the permission self-test; nil when not run in this reconcile.
+	selfTest *selftest.Result
+	// selfTestSkipped is set when a previous self-test still holds (nothing changed since).
+	selfTestSkipped bool
+	// selfTestBackoff is when to retry a self-test that failed; zero unless it failed.
+	selfTestBackoff time.Duration
+
+	// grantsAt is when the bindings naming the tenant may be made, when that is not at once (see
+	// informers.NamespaceReuse); zero otherwise.
+	grantsAt time.Time
+
+	// unlockLimit leaves the critical section of the claim limit (see namespaceclaim_limit.go); nil
+	// when the claim was not checked against a limit in this reconcile.
+	unlockLimit func()
+}
+
+// leaveLimit leaves the claim limit's critical section, if this reconcile entered it.
+func (s *claimScope) leaveLimit() {
+	if s.unlockLimit != nil {
+		s.unlockLimit()
+	}
+}
+
+// held reports whether the claim holds a namespace (recorded in its status).
+func (s *claimScope) held() bool { return s.claim.Status.Namespace != "" }
+
+// requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
+func (s *claimScope) requeueAfter() time.Duration {
+	var next time.Duration
+	for _, t := range []time.Time{s.expiresAt, s.idleExpiresAt, s.renewAt, s.credentialsCheckAt} {
+		if t.IsZero() || s.expired {
+			continue
+		}
+		d := t.Sub(s.now)
+		if d <= 0 {
+			d = time.Second
+		}
+		if next == 0 || d < next {
+			next = d
+		}
+	}
+	soon := func(d time.Duration) {
+		if next == 0 || next > d {
+			next = d
+		}
+	}
+	if s.terminating != "" {
+		soon(terminatingPoll)
+	}
+	if s.unusablePoll {
+		soon(usablePoll)
+	}
+	if s.quietUntil.After(s.now) {
+		soon(s.quietUntil.Sub(s.now))
+	}
+	if s.grantsAt.After(s.now) {
+		soon(s.grantsAt.Sub(s.now))
+	}
+	if s.fencePending {
+		soon(fencePendingPoll)
+	}
+	switch {
+	case s.refusal == nil:
+	case s.refusal.Reason == tenancyv1alpha1.PendingReason:
+		soon(fencePendingPoll)
+	case s.refusal.Reason == tenancyv1alpha1.FenceNotIntactReason:
+		soon(fencePoll)
+	default:
+		soon(refusalPoll)
+	}
+	if s.selfTest != nil && !s.selfTest.OK() {
+		soon(max(s.selfTestBackoff, selfTestRetry))
+	}
+	return next
+}
+
+// selfTestDelay is the wait before retrying a self-test that failed for the n-th time in a row (n >= 1):
+// doubling from selfTestRetry up to selfTestMaxBackoff.
+func selfTestDelay(n int) time.Duration {
+	d := selfTestRetry
+	for i := 1; i < n && d < selfTestMaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, selfTestMaxBackoff)
+}

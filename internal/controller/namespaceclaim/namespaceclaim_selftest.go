@@ -1,0 +1,120 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"context"
+	"time"
+
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/selftest"
+)
+
+// selfTestTokenTTL is the lifetime of a token minted only for a self-test (the TokenRequest API's
+// minimum). Such a token is used for two rules reviews and never written anywhere.
+const selfTestTokenTTL = 10 * time.Minute
+
+// reconcileSelfTest proves the tenant identity before any token of it is written. It is skipped when
+// the claim is Ready for its current generation, nothing was created or changed in this reconcile and
+// no new token is to be handed out, so steady state asks the API server nothing. It runs with the token
+// planCredentials minted when one is due (new claim, renewal, lost Secret), so the very token handed
+// out is the one proven; otherwise (repaired objects of a Ready claim, a new generation) with a
+// short-lived token minted for it alone.
+func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *claimScope, plan *credentialsPlan) error {
+	if s.repaired == 0 && readyFor(s.claim) && plan.token == nil {
+		s.selfTestSkipped = true
+		return nil
+	}
+	token := plan.token
+	if token == nil {
+		tok, err := r.issueToken(ctx, plan.sa, selfTestTokenTTL)
+		if err != nil {
+			return err
+		}
+		monitoring.SelfTestRequest(monitoring.ReviewToken)
+		token = &tok
+	}
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
+	res, err := r.tester.Token(ctx, selfTestSubject(s), token.Value)
+	if err != nil {
+		return err
+	}
+	r.recordSelfTest(s, res)
+	return nil
+}
+
+// reconcileCreatorSelfTest is the self-test of the creator's identity (selftest.Tester.Creator). It is
+// skipped when the claim is Ready for its current generation and nothing was created or changed in
+// this reconcile.
+func (r *NamespaceClaimReconciler) reconcileCreatorSelfTest(ctx context.Context, s *claimScope) error {
+	if s.repaired == 0 && readyFor(s.claim) && creatorBound(s) {
+		s.selfTestSkipped = true
+		return nil
+	}
+	creator := s.claim.Spec.Creator
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
+	id := selftest.Identity{User: creator.Username, Groups: creator.Groups, UID: creator.UID, Extra: creator.Extra}
+	res, err := r.tester.Creator(ctx, selfTestSubject(s), id)
+	if err != nil {
+		return err
+	}
+	r.recordSelfTest(s, res)
+	return nil
+}
+
+// selfTestSubject is the claim's identity under test, as its desired objects describe it.
+func selfTestSubject(s *claimScope) selftest.Subject {
+	return selftest.Subject{Desired: &s.desired, Requester: s.claim.Namespace}
+}
+
+// recordSelfTest records the self-test's result in the scope. A failure that is not waiting for new
+// RoleBindings (an excess, or a missing permission when nothing was just created or changed) counts
+// towards the claim's retry backoff; a pass clears it.
+func (r *NamespaceClaimReconciler) recordSelfTest(s *claimScope, res selftest.Result) {
+	s.selfTest = &res
+	if len(res.Excess) > 0 || (len(res.Missing) > 0 && s.repaired == 0) {
+		monitoring.SelfTestFailed(s.class.Name)
+		s.selfTestBackoff = r.selfTestRetryAfter(s)
+	} else if res.OK() {
+		r.selfTestFailures.Delete(s.claim.UID)
+	}
+}
+
+// selfTestBackoffState is a claim's run of failed self-tests: how many, and when the next retry is due.
+type selfTestBackoffState struct {
+	failures int
+	next     time.Time
+}
+
+// selfTestRetryAfter records a failed self-test of the claim and returns the wait before the next one.
+// A failure before the scheduled retry (a reconcile caused by some event) keeps the schedule, so the
+// backoff grows with retries, not with events.
+func (r *NamespaceClaimReconciler) selfTestRetryAfter(s *claimScope) time.Duration {
+	st := selfTestBackoffState{}
+	if v, ok := r.selfTestFailures.Load(s.claim.UID); ok {
+		st = v.(selfTestBackoffState)
+		if s.now.Before(st.next) {
+			return st.next.Sub(s.now)
+		}
+	}
+	st.failures++
+	st.next = s.now.Add(selfTestDelay(st.failures))
+	r.selfTestFailures.Store(s.claim.UID, st)
+	return st.next.Sub(s.now)
+}

@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclass
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
+)
+
+// classRecheck is how often a class is checked again: the operator's own RBAC may change.
+const classRecheck = 10 * time.Minute
+
+// stampRecheck is how often a class of credentials mode Requester is checked again: the creator stamp it
+// depends on may be removed or altered, and the operator may only get it by name, not watch it.
+const stampRecheck = time.Minute
+
+// NamespaceClassReconciler reports on each class's status whether the operator can provision it: that
+// it may bind every ClusterRole the class names (a SelfSubjectAccessReview of `bind`, once per class
+// generation and every classRecheck), and that its Pod Security level is allowed. The claim reconciler
+// refuses claims of a class whose status says it cannot be provisioned, with the same message.
+type NamespaceClassReconciler struct {
+	client.Client
+	// APIReader reads the creator stamp from the API server (the operator may get it by name only, so
+	// it cannot be cached); nil reads through Client.
+	APIReader client.Reader
+	// MinimumPodSecurity is the weakest Pod Security level allowed; empty means baseline.
+	MinimumPodSecurity tenancyv1alpha1.PodSecurityLevel
+}
+
+// Reconcile checks one class and writes its Ready condition.
+func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	class := &tenancyv1alpha1.NamespaceClass{}
+	if err := r.Get(ctx, req.NamespacedName, class); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := class.DeepCopy()
+	var notBindable []claimpolicy.ClusterRoleField
+	for _, f := range claimpolicy.ClusterRoleFields(class) {
+		ok, err := r.mayBind(ctx, f.Name)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !ok {
+			notBindable = append(notBindable, f)
+		}
+	}
+	cond := metav1.Condition{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: tenancyv1alpha1.ValidReason,
+		Message: "The operator may bind every ClusterRole this class names, and its Pod Security level is allowed", ObservedGeneration: class.Generation}
+	stampRef, err := r.checkStamp(ctx, class)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, ref := range []*claimpolicy.Refusal{claimpolicy.NotBindable(class, notBindable), claimpolicy.CheckPodSecurity(class, r.MinimumPodSecurity), stampRef} {
+		if ref != nil {
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ref.Reason, ref.Message
+			break
+		}
+	}
+	meta.SetStatusCondition(&class.Status.Conditions, cond)
+	class.Status.ObservedGeneration = class.Generation
+	if !equality.Semantic.DeepEqual(before.Status, class.Status) {
+		if err := r.Status().Patch(ctx, class, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("patching NamespaceClass status: %w", err)
+		}
+	}
+	if claimpolicy.IsRequesterMode(class) {
+		return ctrl.Result{RequeueAfter: stampRecheck}, nil
+	}
+	return ctrl.Result{RequeueAfter: classRecheck}, nil
+}
+
+// checkStamp, for a class of credentials mode Requester, reads the creator stamp its claims depend on
+// and returns the refusal its claims would get while it is missing or altered.
+func (r *NamespaceClassReconciler) checkStamp(ctx context.Context, class *tenancyv1alpha1.NamespaceClass) (*claimpolicy.Refusal, error) {
+	if !claimpolicy.IsRequesterMode(class) {
+		return nil, nil
+	}
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	st, err := fence.CheckShippedStamp(ctx, reader)
+	if err != nil {
+		return nil, err
+	}
+	return claimpolicy.CheckClassStamp(class, claimpolicy.StampState(st)), nil
+}
+
+// mayBind asks the API server whether the operator may bind ClusterRole name. The operator binds only
+// roles it holds `bind` on; holding all of a role's permissions is not enough for nsclaim.
+func (r *NamespaceClassReconciler) mayBind(ctx context.Context, name string) (bool, error) {
+	ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "bind", Group: rbacv1.GroupName, Resource: "clusterroles", Name: name},
+	}}
+	if err := r.Create(ctx, ssar); err != nil {
+		return false, fmt.Errorf("asking whether the operator may bind ClusterRole %s: %w", name, err)
+	}
+	return ssar.Status.Allowed, nil
+}
+
+// SetupWithManager reconciles a class when its spec changes.
+func (r *NamespaceClassReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&tenancyv1alpha1.NamespaceClass{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("namespaceclass").
+		Complete(r)
+}
