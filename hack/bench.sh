@@ -4,8 +4,10 @@
 # kube-controller-manager with hack/local-cluster.sh, installs the CRDs and the operator's RBAC, builds
 # the manager, and then
 #   bench: builds and runs the test/bench program, which starts the manager as its own process under
-#          its own ServiceAccount and measures it against two ceilings run in the same cluster as the
-#          same ServiceAccount (nsclaim's objects alone; the shell operator nsplease's ten writes);
+#          its own ServiceAccount and measures it against ceilings run in the same cluster as the same
+#          ServiceAccount (nsclaim's objects and its 2 rules reviews alone; the same until
+#          kube-controller-manager made each namespace usable, the usable ceiling; the shell operator
+#          nsplease's ten writes);
 #          figures and the targets (met / not met) are printed and the final table is written
 #          to $BENCH_DIR/results-bench.md; nothing is asserted;
 #   chaos: runs `go test ./test/bench -run TestChaos` (NSCLAIM_CHAOS_KUBECONFIG set to the cluster's
