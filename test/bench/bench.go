@@ -51,7 +51,7 @@ type benchOptions struct {
 
 func benchFlags(fs *flag.FlagSet) *benchOptions {
 	o := &benchOptions{bursts: intList{500}, restarts: intList{1000, 5000}, scales: intList{1000, 10000}}
-	fs.Var(&o.bursts, "bursts", "Burst sizes: claims created at once (comma-separated); each is compared with both ceilings of the same size.")
+	fs.Var(&o.bursts, "bursts", "Burst sizes: claims created at once (comma-separated); each is compared with the ceilings of the same size.")
 	fs.Var(&o.restarts, "restarts", "Claim counts at which the manager is restarted (comma-separated; empty to skip).")
 	fs.Var(&o.scales, "scales", "Claim counts at which RSS, CPU and one more claim's latency are measured (comma-separated; empty to skip).")
 	fs.IntVar(&o.perNS, "claims-per-namespace", 100, "Claims per requester namespace.")
@@ -63,7 +63,7 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
 	fs.DurationVar(&o.settle, "settle", 3*time.Second, "Pause after a phase before its counters are read.")
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Longest wait for any one phase.")
-	fs.BoolVar(&o.ceiling, "ceiling", true, "Run both ceilings after each burst.")
+	fs.BoolVar(&o.ceiling, "ceiling", true, "Run the ceilings after each burst.")
 	fs.StringVar(&o.out, "out", "tmp/bench/results.md", "Markdown file the final table is written to.")
 	return o
 }

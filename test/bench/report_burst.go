@@ -22,7 +22,7 @@ import (
 	"strings"
 )
 
-// burstMarkdown prints the bursts against both ceilings, and the last burst's requests per claim by
+// burstMarkdown prints the bursts against the ceilings, and the last burst's requests per claim by
 // verb and resource.
 func (r report) burstMarkdown(p func(string, ...any)) {
 	p("### Burst (created -> Ready, seconds) against the ceilings")
