@@ -305,7 +305,7 @@ BENCH_CLUSTER_DIR ?= $(CURDIR)/tmp/bench-cluster
 BENCH_ARGS ?=
 
 .PHONY: bench
-bench: control-plane kustomize ## Measure nsclaim against two ceilings run as its ServiceAccount (its objects alone; nsplease's ten writes), single-claim latency and the issue's targets (printed, never asserted; results in tmp/bench/results-bench.md).
+bench: control-plane kustomize ## Measure nsclaim against ceilings run as its ServiceAccount (its objects and rules reviews alone, then until kube-controller-manager made the namespace usable; nsplease's ten writes), single-claim latency and the issues' targets (printed, never asserted; results in tmp/bench/results-bench.md).
 	LOCAL_CLUSTER_DIR=$(BENCH_CLUSTER_DIR) hack/bench.sh bench $(BENCH_ARGS)
 
 # bench-plugin runs test/e2e's BenchmarkPluginClaimToKubeconfig on a cluster of make test-local's kind

@@ -315,12 +315,12 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		// The namespace's name was in use moments ago: no binding names its tenant yet, so no token,
 		// no self-test and no Ready until the previous holder's token cannot authenticate.
 		s.unusable = grantsWaitMessage(s.desired.Namespace.Name, s.grantsAt)
-		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
+		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time, reuseQuiet)
 		return nil
 	}
 	if err := r.reconcileUsable(ctx, s); err != nil || s.unusable != "" {
 		if err == nil && s.namespace != nil {
-			s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
+			s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time, pendingQuiet)
 		}
 		return err
 	}
