@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, and the operator as a Pod on a real local node.
+test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-node-olm ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, and its install and upgrade there by operator-sdk run bundle and an OLM catalog.
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
@@ -102,15 +102,15 @@ test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/pro
 test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
 	hack/test-failover.sh
 
-# test-node is not part of `make test` yet (see docs/node.md): it needs root, changes host state
-# (bridge, iptables, cgroups, sysctls; all restored by hack/local-node.sh down) and one node per machine.
+# test-node and test-node-olm (the last suites of `make test`, see docs/node.md) need root, change host
+# state (bridge, iptables, cgroups, sysctls; all restored by hack/local-node.sh down), one node per machine.
 .PHONY: test-node
 test-node: control-plane node kustomize operator-sdk scorecard-test ## Run the operator as a Pod on a real local node (containerd, kubelet, kube-proxy; images assembled here, never pulled) and test it as pipelines inside and outside the cluster use it.
 	hack/test-node.sh
 
 .PHONY: test-node-olm
-test-node-olm: control-plane node kustomize operator-sdk opm olm ## Install the operator through OLM (olm and catalog operators as processes) from a catalog Pod (opm serve) onto a real local node; the CSV Succeeds with the manager as a Pod and a claim becomes Ready.
-	hack/test-node-olm.sh
+test-node-olm: control-plane node kustomize operator-sdk opm olm cpb busybox ## On a real local node with its image registry: operator-sdk run bundle of PREVIOUS_VERSION and run bundle-upgrade to VERSION, then the same through a catalog Pod and a Subscription, with live claims and tokens (test/olm; OLM's operators as Pods too).
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) OLM_VERSION=$(OLM_VERSION) hack/test-node-olm.sh
 
 .PHONY: test-cold
 test-cold: ## Run `make test` as CI and a new user do: a fresh clone of HEAD, empty ./bin, Go module and build caches (catches withdrawn pins; prints the minutes).
@@ -121,7 +121,8 @@ metrics-docs: ## Generate docs/metrics.md from the metrics table in internal/mon
 	go run ./internal/monitoring/gen docs/metrics.md
 
 # E2E on kind, for users with Docker: creates a kind cluster, builds and loads the image, deploys the
-# operator and runs the same e2e cases as test-local.
+# operator and runs the same e2e cases as test-local, then test/node's cases as test-node runs them
+# (hack/test-e2e-node.sh; all but the metrics scrape from the host).
 KIND_CLUSTER ?= nsclaim-operator-test-e2e
 
 .PHONY: setup-test-e2e
@@ -141,6 +142,9 @@ test-e2e: setup-test-e2e docker-build kustomize ## Run the e2e suite on a Kind c
 	$(KUBECTL) --context kind-$(KIND_CLUSTER) -n nsclaim-operator-system rollout status deploy/nsclaim-operator-controller-manager --timeout=3m
 	KUBECONFIG="$$($(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig && echo $(LOCALBIN)/kind.kubeconfig)" \
 		NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system go test ./test/e2e/ -v -count=1 -timeout 30m
+	@# test/node, the cases of test-node (the operator as a Pod, pipelines in and outside the cluster).
+	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL=$(KUBECTL) \
+		KUBECONFIG=$(LOCALBIN)/kind.kubeconfig hack/test-e2e-node.sh
 	$(MAKE) cleanup-test-e2e
 
 .PHONY: cleanup-test-e2e
@@ -161,7 +165,7 @@ PREVIOUS_BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(PREVIOUS_VERSION)
 OLM_E2E_NAMESPACE ?= nsclaim-operator-system
 
 .PHONY: test-e2e-olm
-test-e2e-olm: setup-test-e2e operator-sdk ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
+test-e2e-olm: setup-test-e2e operator-sdk kustomize ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
 	@# The bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
@@ -170,8 +174,9 @@ test-e2e-olm: setup-test-e2e operator-sdk ## Install PREVIOUS_BUNDLE_IMG with OL
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) create namespace $(OLM_E2E_NAMESPACE)
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_OLM_NAMESPACE=$(OLM_E2E_NAMESPACE) \
 		NSCLAIM_OLM_FROM_CSV=nsclaim-operator.v$(PREVIOUS_VERSION) NSCLAIM_OLM_TO_CSV=nsclaim-operator.v$(VERSION) \
-		NSCLAIM_OLM_INSTALL_CMD="$(OPERATOR_SDK) run bundle $(PREVIOUS_BUNDLE_IMG) --namespace $(OLM_E2E_NAMESPACE) --install-mode AllNamespaces --timeout 5m" \
-		NSCLAIM_OLM_UPGRADE_CMD="$(OPERATOR_SDK) run bundle-upgrade $(BUNDLE_IMG) --namespace $(OLM_E2E_NAMESPACE) --timeout 5m" \
+		OPERATOR_SDK=$(OPERATOR_SDK) KUSTOMIZE=$(KUSTOMIZE) KUBECTL=$(KUBECTL) \
+		NSCLAIM_OLM_INSTALL_CMD="hack/olm-bundle.sh install $(PREVIOUS_BUNDLE_IMG) $$(TOOLS_BIN=$(LOCALBIN) hack/releases.sh build $(PREVIOUS_VERSION))/src" \
+		NSCLAIM_OLM_UPGRADE_CMD="hack/olm-bundle.sh upgrade $(BUNDLE_IMG) $(CURDIR)" \
 		go test ./test/olm/ -v -count=1 -timeout 30m
 	$(MAKE) cleanup-test-e2e
 
@@ -301,7 +306,7 @@ BENCH_CLUSTER_DIR ?= $(CURDIR)/tmp/bench-cluster
 BENCH_ARGS ?=
 
 .PHONY: bench
-bench: control-plane kustomize ## Measure nsclaim against two ceilings run as its ServiceAccount (its objects alone; nsplease's ten writes), single-claim latency and the issue's targets (printed, never asserted; results in tmp/bench/results-bench.md).
+bench: control-plane kustomize ## Measure nsclaim against ceilings run as its ServiceAccount (its objects and rules reviews alone, then until kube-controller-manager made the namespace usable; nsplease's ten writes), single-claim latency and the issues' targets (printed, never asserted; results in tmp/bench/results-bench.md).
 	LOCAL_CLUSTER_DIR=$(BENCH_CLUSTER_DIR) hack/bench.sh bench $(BENCH_ARGS)
 
 # bench-plugin runs test/e2e's BenchmarkPluginClaimToKubeconfig on a cluster of make test-local's kind
@@ -374,6 +379,9 @@ KUBE_VERSION ?= 1.37.1
 # out the web UI's built assets, and a build without them needs Node.js and npm (promtool alone would
 # build, but test-metrics runs the server too).
 PROMETHEUS_VERSION ?= 2.42.0
+# BUSYBOX_VERSION is the upstream version of Debian's busybox-static: the shell, cat, gzip and cp that
+# operator-sdk's registry Pod and OLM's bundle unpack Job run (test-node-olm's olm-tools image).
+BUSYBOX_VERSION ?= 1.35.0
 
 ## Tool Binaries
 PROMETHEUS ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)/prometheus
@@ -391,6 +399,8 @@ OLM ?= $(LOCALBIN)/olm
 OLM_CATALOG ?= $(LOCALBIN)/catalog
 KWOK ?= $(LOCALBIN)/kwok
 ACTIONLINT ?= $(LOCALBIN)/actionlint
+BUSYBOX ?= $(LOCALBIN)/busybox-$(BUSYBOX_VERSION)/busybox
+OLM_CPB ?= $(LOCALBIN)/cpb
 
 .PHONY: control-plane
 control-plane: $(KUBE_BIN)/kube-apiserver ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (once per version).
@@ -411,6 +421,11 @@ node: $(LOCALBIN) ## Build the local node's binaries from source (once per versi
 prometheus: $(PROMETHEUS) ## Unpack Debian's prometheus package (prometheus, promtool) of PROMETHEUS_VERSION into ./bin if necessary.
 $(PROMETHEUS): $(LOCALBIN)
 	hack/fetch-deb-tool.sh prometheus $(PROMETHEUS_VERSION) $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION) prometheus promtool
+
+.PHONY: busybox
+busybox: $(BUSYBOX) ## Unpack Debian's static busybox of BUSYBOX_VERSION into ./bin if necessary.
+$(BUSYBOX): $(LOCALBIN)
+	VERSION_FLAG=--help hack/fetch-deb-tool.sh busybox-static $(BUSYBOX_VERSION) $(LOCALBIN)/busybox-$(BUSYBOX_VERSION) busybox
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE) ## Download kustomize locally if necessary.
@@ -491,11 +506,16 @@ OLM_PKG = github.com/operator-framework/operator-lifecycle-manager
 OLM_BUILD_FLAGS = -tags=containers_image_openpgp -ldflags "-s -w -X $(OLM_PKG)/pkg/version.OLMVersion=$(OLM_VERSION) -X $(OLM_PKG)/pkg/version.GitCommit=$(OLM_GIT_COMMIT)"
 
 .PHONY: olm
-olm: $(OLM) $(OLM_CATALOG) ## Build OLM's olm and catalog operators locally if necessary (run as processes by test-olm).
+olm: $(OLM) $(OLM_CATALOG) ## Build OLM's olm and catalog operators locally if necessary (processes in test-olm, Pods in test-node-olm).
 $(OLM): $(LOCALBIN) hack/tools/olm/go.mod
 	$(call go-build-wrapped-tool,$(OLM),hack/tools/olm,$(OLM_PKG)/cmd/olm,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
 $(OLM_CATALOG): $(LOCALBIN) hack/tools/olm/go.mod
 	$(call go-build-wrapped-tool,$(OLM_CATALOG),hack/tools/olm,$(OLM_PKG)/cmd/catalog,$(OLM_VERSION),$(OLM_BUILD_FLAGS))
+
+.PHONY: cpb
+cpb: $(OLM_CPB) ## Build OLM's cpb (copies a bundle image's manifests in OLM's unpack Job) locally if necessary.
+$(OLM_CPB): $(LOCALBIN) hack/tools/olm/go.mod
+	$(call go-build-wrapped-tool,$(OLM_CPB),hack/tools/olm,$(OLM_PKG)/util/cpb,$(OLM_VERSION),-trimpath -ldflags "-s -w")
 
 .PHONY: actionlint
 actionlint: $(ACTIONLINT) ## Build actionlint (GitHub Actions workflow linter) locally if necessary.

@@ -121,7 +121,7 @@ func main() {
 		"API server URL written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_SERVER).")
 	flag.StringVar(&o.kubeconfigCAFile, "kubeconfig-ca-file", os.Getenv("NSCLAIM_KUBECONFIG_CA_FILE"),
 		"CA bundle written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_CA_FILE).")
-	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", envInt("NSCLAIM_WORKERS", 4), "Claims reconciled in parallel (NSCLAIM_WORKERS).")
+	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", envInt("NSCLAIM_WORKERS", 32), "Claims reconciled in parallel (NSCLAIM_WORKERS).")
 	flag.IntVar(&o.selfTestConcurrency, "self-test-concurrency", 8, "SubjectAccessReviews in flight per claim (the self-test's sample behind a webhook authorizer or for a keyless creator).")
 	flag.Float64Var(&o.qps, "kube-api-qps", envFloat("NSCLAIM_KUBE_API_QPS", 500),
 		"Client-side QPS limit towards the API server; the API server's priority and fairness protects it beyond that (NSCLAIM_KUBE_API_QPS). See docs/benchmarks.md.")

@@ -4,8 +4,10 @@
 # kube-controller-manager with hack/local-cluster.sh, installs the CRDs and the operator's RBAC, builds
 # the manager, and then
 #   bench: builds and runs the test/bench program, which starts the manager as its own process under
-#          its own ServiceAccount and measures it against two ceilings run in the same cluster as the
-#          same ServiceAccount (nsclaim's objects alone; the shell operator nsplease's ten writes);
+#          its own ServiceAccount and measures it against ceilings run in the same cluster as the same
+#          ServiceAccount (nsclaim's objects and its 2 rules reviews alone; the same until
+#          kube-controller-manager made each namespace usable, the usable ceiling; the shell operator
+#          nsplease's ten writes);
 #          figures and the issue's targets (met / not met) are printed and the final table is written
 #          to $BENCH_DIR/results-bench.md; nothing is asserted;
 #   chaos: runs `go test ./test/bench -run TestChaos` (NSCLAIM_CHAOS_KUBECONFIG set to the cluster's
@@ -24,7 +26,7 @@
 #   OPERATOR2_PROBE_PORT [20581] OPERATOR2_METRICS_PORT [20943]     second replica (chaos)
 #   BENCH_DIR            [<repo>/tmp/bench] binaries and results
 #   MANAGER_BIN          [$BENCH_DIR/manager] built from ./cmd unless BENCH_NO_BUILD=1
-#   NSCLAIM_WORKERS      [4] the manager's workers (and the ceilings' concurrency unless --ceiling-workers)
+#   NSCLAIM_WORKERS      [unset] the manager's workers; unset: its shipped default (the ceilings run at --ceiling-workers, 32)
 #   OPERATOR_ARGS        extra manager flags, e.g. "--kube-api-qps=200 --kube-api-burst=400"
 #   OPERATOR_ENV         extra manager environment, e.g. "NSCLAIM_MEMORY_LIMIT=268435456" (what config/manager sets
 #                        from the 256Mi memory limit; the manager sets a soft limit of 90% of it less its mapped binary) or an explicit

@@ -9,7 +9,8 @@
 # 2.42.0+ds-5+deb12u1 and the old one was gone from the mirror, which broke every cold `make test`).
 # What the tests depend on is the upstream release, so that is what is pinned: any revision whose
 # upstream part is UPSTREAM_VERSION is accepted, and after unpacking each binary must report
-# UPSTREAM_VERSION in its `--version` output, or the run fails. The package index is refreshed
+# UPSTREAM_VERSION ("version X" or "vX") in its `--version` output (VERSION_FLAG: busybox has no
+# --version, its --help names the version), or the run fails. The package index is refreshed
 # (apt-get update) whenever the version is not listed or its download fails, since a stale index names
 # revisions the mirror no longer has.
 set -euo pipefail
@@ -52,9 +53,9 @@ for b in "$@"; do
   path=$(find x/usr/bin x/usr/sbin x/bin -maxdepth 1 -name "$b" -type f 2>/dev/null | head -n1 || true)
   [ -n "$path" ] || { echo "fetch-deb-tool.sh: $pkg $fetched has no binary $b" >&2; exit 1; }
   cp "$path" "$out.tmp/$b"
-  if ! "$out.tmp/$b" --version 2>&1 | grep -q "version $upstream\b"; then
+  if ! "$out.tmp/$b" "${VERSION_FLAG:---version}" 2>&1 | grep -Eq "(version |v)$upstream\b"; then
     echo "fetch-deb-tool.sh: $b from $pkg $fetched does not report version $upstream:" >&2
-    "$out.tmp/$b" --version >&2 || true
+    "$out.tmp/$b" "${VERSION_FLAG:---version}" >&2 || true
     exit 1
   fi
 done

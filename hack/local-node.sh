@@ -16,6 +16,9 @@
 #   status    print each component's state; exit 0 only if all are healthy and the node is Ready
 #   import TARBALL...
 #             import image tarballs (OCI or docker-archive) into containerd's k8s.io namespace
+#   push TARBALL NAME
+#             push the image of an OCI layout tarball (hack/images.sh) into the node's registry as
+#             NAME (repository:tag, e.g. nsclaim/nsclaim-operator:v0.3.0); prints the full reference
 #   env       print export lines for crictl and ctr: eval "$(hack/local-node.sh env)"
 #   dns       run CoreDNS as a Pod (image COREDNS_IMAGE_TAR, hack/images.sh), Service at CLUSTER_DNS
 #   rss       print the resident memory of the node's processes
@@ -38,6 +41,15 @@
 #   KUBELET_PORT 15250, KUBELET_HEALTHZ_PORT 15248, KUBE_PROXY_HEALTHZ_PORT 15256,
 #   KUBE_PROXY_METRICS_PORT 15249, SCHEDULER_PORT 15259
 #   NODE_TIMEOUT          120 (seconds to wait for readiness in `up`)
+#   REGISTRY_PORT         15500  the node's image registry listens on <node IP>:REGISTRY_PORT
+#   REGISTRY_MIRRORS      (none) registry hosts (e.g. ghcr.io) whose images containerd pulls from the
+#                                node's registry instead, never from the host itself
+#
+# The registry: hack/tools/imagebuild/registry (go-containerregistry's pkg/registry, built by `up`
+# into node/bin), a host process like the others, on the bridge address: plain HTTP for containerd
+# (node/containerd/certs.d/<node IP>:<port>/hosts.toml says `server = "http://..."`), and TLS on the
+# same port (certificate signed by the cluster CA) for clients with no plain-HTTP switch. Blobs live in
+# node/registry and go with the state directory. `push` fills it from hack/images.sh's tarballs.
 #
 # What this machine's kernel needs (checked here, kernel 6.18, no systemd):
 #   - cgroups are v1 (cpu, cpuacct, cpuset, memory, devices, freezer, blkio, pids, name=systemd) plus
@@ -89,12 +101,15 @@ KUBE_PROXY_HEALTHZ_PORT=${KUBE_PROXY_HEALTHZ_PORT:-15256}
 KUBE_PROXY_METRICS_PORT=${KUBE_PROXY_METRICS_PORT:-15249}
 SCHEDULER_PORT=${SCHEDULER_PORT:-15259}
 NODE_TIMEOUT=${NODE_TIMEOUT:-120}
+REGISTRY_PORT=${REGISTRY_PORT:-15500}
+REGISTRY_MIRRORS=${REGISTRY_MIRRORS:-}
 
 PKI=$CLUSTER/pki
 NPKI=$STATE/pki
 LOGS=$STATE/logs
 PIDS=$STATE/pids
 SOCK=$STATE/containerd/containerd.sock
+REGISTRY_BIN=$STATE/bin/registry
 KUBECTL=$KUBE_BIN_DIR/kubectl
 CGROUP_ROOT=/nsclaim-$NODE_NAME
 FWD_CHAIN=NSCLAIM-NODE
@@ -103,7 +118,7 @@ SYSCTLS=(net/ipv4/ip_forward vm/overcommit_memory vm/panic_on_oom kernel/panic k
   kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
 
 # Components in start order; down stops them in reverse order.
-COMPONENTS=(containerd kube-scheduler kube-proxy kubelet)
+COMPONENTS=(registry containerd kube-scheduler kube-proxy kubelet)
 STARTED=()
 
 log() { echo "local-node: $*" >&2; }
@@ -124,28 +139,9 @@ ctr_() { "$CONTAINERD_BIN_DIR/ctr" --address "$SOCK" --namespace k8s.io "$@"; }
 # name this state directory before anything is signalled)
 # ---------------------------------------------------------------------------------------------------
 
-pid_of() {
-  local f=$PIDS/$1.pid
-  if [[ -s $f ]]; then tr -dc '0-9' <"$f"; fi
-}
-alive() {
-  local pid=$1 state
-  [[ -n $pid && -r /proc/$pid/stat ]] || return 1
-  state=$(sed -E 's/^.*\) ([A-Za-z]).*$/\1/' "/proc/$pid/stat" 2>/dev/null) || return 1
-  [[ -n $state && $state != Z ]]
-}
-ours() {
-  local name=$1 pid=$2 args=()
-  mapfile -d '' -t args 2>/dev/null <"/proc/$pid/cmdline" || return 1
-  ((${#args[@]} > 0)) || return 1
-  [[ ${args[0]##*/} == "$name" ]] || return 1
-  [[ "${args[*]}" == *"$STATE/"* ]]
-}
-running() {
-  local pid
-  pid=$(pid_of "$1")
-  [[ -n $pid ]] && alive "$pid" && ours "$1" "$pid"
-}
+# pid_of, alive, ours, running: hack/lib/procs.sh
+# shellcheck source=lib/procs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/procs.sh"
 # kill_pid PID WHAT: SIGTERM, up to 15 s, then SIGKILL.
 kill_pid() {
   local pid=$1 what=$2 i
@@ -216,6 +212,21 @@ sign_client() { # NAME SUBJECT
   rm -f "$NPKI/$name.csr" "$NPKI/$name.ext"
 }
 
+sign_server() { # NAME CN IP...
+  local name=$1 cn=$2 san="" ip
+  shift 2
+  [[ -f $NPKI/$name.crt ]] && return 0
+  for ip in "$@"; do san+="${san:+,}IP:$ip"; done
+  openssl genrsa -out "$NPKI/$name.key" 2048 2>/dev/null
+  openssl req -new -key "$NPKI/$name.key" -subj "/CN=$cn" -out "$NPKI/$name.csr" 2>/dev/null
+  printf '%s\n' "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
+    "extendedKeyUsage=serverAuth" "subjectAltName=$san" >"$NPKI/$name.ext"
+  openssl x509 -req -in "$NPKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" \
+    -set_serial "0x$(openssl rand -hex 16)" -days 3650 -sha256 -extfile "$NPKI/$name.ext" \
+    -out "$NPKI/$name.crt" 2>/dev/null
+  rm -f "$NPKI/$name.csr" "$NPKI/$name.ext"
+}
+
 write_kubeconfig() { # FILE USER NAME
   local file=$1 user=$2 name=$3
   (
@@ -255,6 +266,7 @@ write_configs() {
   sign_client kubelet "/O=system:nodes/CN=system:node:$NODE_NAME"
   sign_client kube-proxy "/CN=system:kube-proxy"
   sign_client kube-scheduler "/CN=system:kube-scheduler"
+  sign_server registry "$NODE_IP" "$NODE_IP" 127.0.0.1
   write_kubeconfig "$STATE/kubelet.kubeconfig" "system:node:$NODE_NAME" kubelet
   write_kubeconfig "$STATE/kube-proxy.kubeconfig" system:kube-proxy kube-proxy
   write_kubeconfig "$STATE/kube-scheduler.kubeconfig" system:kube-scheduler kube-scheduler
@@ -275,6 +287,9 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.internal.v1.opt",
 
 [plugins.'io.containerd.cri.v1.images']
   snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    # hosts.toml per registry host: the node's registry over plain HTTP, and REGISTRY_MIRRORS.
+    config_path = "$STATE/containerd/certs.d"
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = "$PAUSE_IMAGE"
 
@@ -303,6 +318,16 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.internal.v1.opt",
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 EOF
+
+  # containerd pulls from the node's registry over plain HTTP; hosts in REGISTRY_MIRRORS resolve there
+  # too (server replaced, so nothing is ever asked of the real host).
+  rm -rf "$STATE/containerd/certs.d"
+  local host
+  for host in "$NODE_IP:$REGISTRY_PORT" $REGISTRY_MIRRORS; do
+    mkdir -p "$STATE/containerd/certs.d/$host"
+    printf 'server = "http://%s"\n\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' \
+      "$NODE_IP:$REGISTRY_PORT" "$NODE_IP:$REGISTRY_PORT" >"$STATE/containerd/certs.d/$host/hosts.toml"
+  done
 
   cat >"$STATE/cni/net.d/10-nsclaim.conflist" <<EOF
 {
@@ -361,7 +386,7 @@ failSwapOn: false
 protectKernelDefaults: false
 maxPods: 50
 serializeImagePulls: false
-# Images are imported, never pulled: never collect them; evict only when the disk is really full.
+# Images are imported or pulled from the node's registry: never collect them; evict only when the disk is really full.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard:
@@ -477,6 +502,7 @@ remove_forward_guard() {
 # Health
 # ---------------------------------------------------------------------------------------------------
 
+registry_ready() { curl -fsS --max-time 2 -o /dev/null "http://$(node_ip):$REGISTRY_PORT/v2/" 2>/dev/null; }
 containerd_ready() { [[ -S $SOCK ]] && crictl_ info >/dev/null 2>&1; }
 kubelet_healthy() { [[ $(curl -fsS --max-time 2 "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz" 2>/dev/null) == ok ]]; }
 kube_proxy_healthy() { curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$KUBE_PROXY_HEALTHZ_PORT/healthz" 2>/dev/null; }
@@ -486,6 +512,7 @@ node_ready() {
 }
 healthy() {
   case $1 in
+  registry) registry_ready ;;
   containerd) containerd_ready ;;
   kubelet) kubelet_healthy ;;
   kube-proxy) kube_proxy_healthy ;;
@@ -583,7 +610,9 @@ cmd_up() {
     fi
   done
   rm -f "$PIDS"/*.pid 2>/dev/null || true
-  mkdir -p "$LOGS" "$PIDS"
+  mkdir -p "$LOGS" "$PIDS" "$STATE/bin"
+  CGO_ENABLED=0 go -C "$REPO_ROOT/hack/tools/imagebuild" build -o "$REGISTRY_BIN" ./registry ||
+    die "could not build the registry (hack/tools/imagebuild/registry)"
   trap on_exit EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
@@ -595,6 +624,9 @@ cmd_up() {
   deadline=$(($(date +%s) + NODE_TIMEOUT))
 
   STARTED=()
+  start registry "$REGISTRY_BIN" serve -addr "$NODE_IP:$REGISTRY_PORT" -dir "$STATE/registry" \
+    -tls-cert "$NPKI/registry.crt" -tls-key "$NPKI/registry.key"
+  wait_for registry "the registry on $NODE_IP:$REGISTRY_PORT" "$deadline" registry_ready
   start containerd "$CONTAINERD_BIN_DIR/containerd" --config "$STATE/containerd.toml" --log-level warn
   wait_for containerd "containerd's CRI on $SOCK" "$deadline" containerd_ready
   if [[ -n $PAUSE_IMAGE_TAR ]]; then import_images "$PAUSE_IMAGE_TAR"; fi
@@ -654,6 +686,7 @@ teardown() {
   stop kube-proxy
   stop kube-scheduler
   stop containerd
+  stop registry
   # 2. Shims (and their containers) outlive containerd by design.
   for pid in $(shims); do kill_pid "$pid" "containerd-shim-runc-v2"; done
   remove_cgroups
@@ -743,6 +776,7 @@ cmd_env() {
   printf 'export IMAGE_SERVICE_ENDPOINT=%q\n' "unix://$SOCK"
   printf 'export CONTAINERD_ADDRESS=%q\n' "$SOCK"
   printf 'export CONTAINERD_NAMESPACE=k8s.io\n'
+  printf 'export REGISTRY=%q\n' "$(node_ip):$REGISTRY_PORT"
   # shellcheck disable=SC2016 # $PATH is expanded by the shell that evals this output
   printf 'export PATH=%q:%q:"$PATH"\n' "$(dirname "$CRICTL")" "$CONTAINERD_BIN_DIR"
 }
@@ -860,6 +894,23 @@ cmd_rss() {
   fi
 }
 
+# node_ip: the node's IP, the host part of the API server's URL (the bridge address).
+node_ip() {
+  local ip
+  ip=$(cluster_server)
+  ip=${ip#https://}
+  echo "${ip%:*}"
+}
+
+# cmd_push TARBALL NAME: push into the node's registry; prints the reference Pods pull.
+cmd_push() {
+  local tarball=$1 name=$2 ref
+  running registry || die "the registry of $STATE is not running"
+  ref=$(node_ip):$REGISTRY_PORT/$name
+  "$REGISTRY_BIN" push "$tarball" "$ref" >&2
+  echo "$ref"
+}
+
 PAUSE_IMAGE_TAR=${PAUSE_IMAGE_TAR:-}
 
 main() {
@@ -871,6 +922,7 @@ main() {
   down) (($# == 0)) || usage; cmd_down ;;
   status) (($# == 0)) || usage; cmd_status ;;
   import) (($# >= 1)) || usage; running containerd || die "containerd of $STATE is not running"; import_images "$@" ;;
+  push) (($# == 2)) || usage; cmd_push "$@" ;;
   env) (($# == 0)) || usage; cmd_env ;;
   dns) (($# == 0)) || usage; cmd_dns ;;
   rss) (($# == 0)) || usage; cmd_rss ;;

@@ -156,7 +156,7 @@ var nonReasons = map[string]bool{
 	"ServiceAccountToken": true,
 	// Kubernetes' and controller-runtime's names that docs/ uses.
 	"MutatingAdmissionPolicyBinding": true, "PartialObjectMetadata": true, "LeaseDuration": true,
-	"RenewDeadline": true, "RequeueAfter": true, "ResponseComplete": true,
+	"RenewDeadline": true, "RequeueAfter": true, "ResponseComplete": true, "GetImageLabels": true,
 }
 
 // otherToolsFlags are flags of kubectl, operator-sdk and go the README and the CSV show in commands.
@@ -170,6 +170,8 @@ var otherToolsFlags = map[string]bool{
 	"arg": true, "cleanup": true, "field-selector": true, "service-account-max-token-expiration": true,
 	"context": true, "wait-time": true, "debug": true, "prevent-wakeup": true, "authentication-config": true,
 	"audit-log-format": true,
+	// operator-sdk run bundle's flags and OLM's --opmImage (read as --opm), in docs/olm.md and docs/node.md.
+	"use-http": true, "insecure": true, "decompression-image": true, "index-image": true, "opm": true,
 }
 
 // notSettings are NSCLAIM_ names in the README that are not the manager's settings: the CI secret that

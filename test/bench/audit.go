@@ -72,11 +72,18 @@ const (
 	whoTenant   = "tenant"
 )
 
+// Audit verbs the bench counts by.
+const (
+	verbCreate = "create"
+	verbUpdate = "update"
+	verbPatch  = "patch"
+)
+
 // isSelfTest reports whether a request (what: "verb resource") is an authorization review: what a
 // self-test is made of, whether the operator asks about the tenant or the tenant asks about itself.
 func isSelfTest(what string) bool {
 	verb, res, _ := strings.Cut(what, " ")
-	if verb != "create" {
+	if verb != verbCreate {
 		return false
 	}
 	switch res {
@@ -102,7 +109,7 @@ func (ev *auditEvent) what() string {
 // isWrite reports whether the verb changes state.
 func isWrite(verb string) bool {
 	switch verb {
-	case "create", "update", "patch", "delete", "deletecollection", "apply":
+	case verbCreate, verbUpdate, verbPatch, "delete", "deletecollection", "apply":
 		return true
 	}
 	return false

@@ -51,19 +51,19 @@ type benchOptions struct {
 
 func benchFlags(fs *flag.FlagSet) *benchOptions {
 	o := &benchOptions{bursts: intList{500}, restarts: intList{1000, 5000}, scales: intList{1000, 10000}}
-	fs.Var(&o.bursts, "bursts", "Burst sizes: claims created at once (comma-separated); each is compared with both ceilings of the same size.")
+	fs.Var(&o.bursts, "bursts", "Burst sizes: claims created at once (comma-separated); each is compared with the ceilings of the same size.")
 	fs.Var(&o.restarts, "restarts", "Claim counts at which the manager is restarted (comma-separated; empty to skip).")
 	fs.Var(&o.scales, "scales", "Claim counts at which RSS, CPU and one more claim's latency are measured (comma-separated; empty to skip).")
 	fs.IntVar(&o.perNS, "claims-per-namespace", 100, "Claims per requester namespace.")
 	fs.IntVar(&o.createParallel, "create-parallel", 32, "Concurrent claim (and ceiling (b) request) creates of a burst.")
-	fs.IntVar(&o.ceilingWorkers, "ceiling-workers", 0, "Concurrency of the ceilings (default: the operator's workers, --workers).")
+	fs.IntVar(&o.ceilingWorkers, "ceiling-workers", 32, "Concurrency of the ceilings' raw client: the best this control plane serves, whatever the operator's workers.")
 	fs.IntVar(&o.latency, "latency", 20, "Single claims, one at a time on an idle cluster, for the created -> Ready median (nsclaim) and the raw client's (0 to skip).")
 	fs.DurationVar(&o.latencyPause, "latency-pause", time.Second, "Pause after each single claim, so the next starts on an idle cluster.")
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
 	fs.DurationVar(&o.settle, "settle", 3*time.Second, "Pause after a phase before its counters are read.")
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Longest wait for any one phase.")
-	fs.BoolVar(&o.ceiling, "ceiling", true, "Run both ceilings after each burst.")
+	fs.BoolVar(&o.ceiling, "ceiling", true, "Run the ceilings after each burst.")
 	fs.StringVar(&o.out, "out", "tmp/bench/results.md", "Markdown file the final table is written to.")
 	return o
 }
@@ -75,6 +75,7 @@ type window struct {
 	pid     int
 	from    int64
 	before  map[string]float64
+	seconds map[string]float64
 	proc    procStat
 	started time.Time
 }
@@ -87,6 +88,18 @@ type load struct {
 	rssKiB    int64
 	requests  requestCounts
 	apiserver map[string]float64
+	// seconds is kube-apiserver's time serving the window's requests, as "<verb resource> sum" and
+	// "<verb resource> count" (everyone's, not only the operator's).
+	seconds map[string]float64
+}
+
+// meanMillis is the mean server-side time of the window's requests "verb resource", in milliseconds.
+func (l load) meanMillis(what string) float64 {
+	n := l.seconds[what+" count"]
+	if n == 0 {
+		return 0
+	}
+	return 1000 * l.seconds[what+" sum"] / n
 }
 
 func (l load) apiserverTotal() float64 {
@@ -124,8 +137,10 @@ type bencher struct {
 	audit auditLog
 	class *tenancyv1alpha1.NamespaceClass
 	track *readyTracker
-	op    *replica
-	log   io.Writer
+	// usable records when kube-controller-manager made each namespace usable (the usable ceiling).
+	usable *usableTracker
+	op     *replica
+	log    io.Writer
 	// claims is the number of claims in the cluster.
 	claims int
 	rows   report
@@ -140,7 +155,7 @@ func (b *bencher) begin(ctx context.Context, pid int) *window {
 		w.proc, _ = readProc(pid)
 	}
 	if m, err := b.k.apiserverMetrics(ctx); err == nil {
-		w.before = requestTotals(m)
+		w.before, w.seconds = requestTotals(m), requestSeconds(m)
 	}
 	return w
 }
@@ -161,6 +176,12 @@ func (w *window) end(ctx context.Context, pid int) load {
 		for k, v := range requestTotals(m) {
 			if d := v - w.before[k]; d > 0 {
 				l.apiserver[k] = d
+			}
+		}
+		l.seconds = map[string]float64{}
+		for k, v := range requestSeconds(m) {
+			if d := v - w.seconds[k]; d > 0 {
+				l.seconds[k] = d
 			}
 		}
 	}
@@ -192,18 +213,10 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	if b.track, err = startTracker(ctx, k); err != nil {
 		return err
 	}
-	if b.raw, err = newRawClient(e, b.class); err != nil {
+	if b.usable, err = startUsableTracker(ctx, k); err != nil {
 		return err
 	}
-	lat := &latencyRow{}
-	if o.latency > 0 {
-		b.logf("raw client: %d single claims, one at a time, before the manager starts", o.latency)
-		if lat.raw, err = b.rawLatency(ctx, b.raw, o.latency); err != nil {
-			return err
-		}
-		b.logf("raw client single claim: median %s", percentile(lat.raw, 50).Round(time.Millisecond))
-	}
-	if err := b.startOperator(ctx); err != nil {
+	if b.raw, err = newRawClient(e, b.class); err != nil {
 		return err
 	}
 	defer func() {
@@ -211,13 +224,8 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 			b.op.stop(syscall.SIGTERM)
 		}
 	}()
-	if o.latency > 0 {
-		b.logf("nsclaim: %d single claims, one at a time", o.latency)
-		if lat.nsclaim, err = b.nsclaimLatency(ctx, o.latency); err != nil {
-			return err
-		}
-		b.logf("nsclaim single claim: median %s", percentile(lat.nsclaim, 50).Round(time.Millisecond))
-		b.rows.latency = lat
+	if err := b.singleClaims(ctx); err != nil {
+		return err
 	}
 
 	for _, n := range o.bursts {
@@ -245,7 +253,11 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 		}
 	}
 	b.rows.machine = machine()
-	b.rows.operatorArgs = strings.TrimSpace(fmt.Sprintf("workers=%d %s %s", e.workers, e.operatorArgs, e.operatorEnv))
+	workers := "workers=shipped default"
+	if e.workers > 0 {
+		workers = fmt.Sprintf("workers=%d", e.workers)
+	}
+	b.rows.operatorArgs = strings.TrimSpace(fmt.Sprintf("%s %s %s", workers, e.operatorArgs, e.operatorEnv))
 	b.rows.ceilingWorkers = b.ceilingWorkers()
 	md := b.rows.markdown()
 	fmt.Println()
@@ -258,6 +270,35 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	return nil
 }
 
+// singleClaims measures the raw client's single claims, starts the manager and measures its single
+// claims (--latency; with 0 it only starts the manager).
+func (b *bencher) singleClaims(ctx context.Context) error {
+	n := b.o.latency
+	lat := &latencyRow{}
+	var err error
+	if n > 0 {
+		b.logf("raw client: %d single claims, one at a time, before the manager starts", n)
+		if lat.raw, lat.rawWrites, err = b.rawLatency(ctx, b.raw, n); err != nil {
+			return err
+		}
+		b.logf("raw client single claim: median %s to usable, %s to its last write (load %s)",
+			percentile(lat.raw, 50).Round(time.Millisecond), percentile(lat.rawWrites, 50).Round(time.Millisecond), loadAvg())
+	}
+	if err := b.startOperator(ctx); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	b.logf("nsclaim: %d single claims, one at a time", n)
+	if lat.nsclaim, err = b.nsclaimLatency(ctx, n); err != nil {
+		return err
+	}
+	b.logf("nsclaim single claim: median %s (load %s)", percentile(lat.nsclaim, 50).Round(time.Millisecond), loadAvg())
+	b.rows.latency = lat
+	return nil
+}
+
 // startOperator starts the manager and waits until it has caught up with every claim.
 func (b *bencher) startOperator(ctx context.Context) error {
 	op, err := b.startReady(ctx)
@@ -265,6 +306,9 @@ func (b *bencher) startOperator(ctx context.Context) error {
 		return err
 	}
 	t0 := time.Now()
+	// The manager took its start time before it was ready (t0); a namespace's creationTimestamp has a
+	// one-second grain, so a second more.
+	windowEnds := t0.Add(claimpolicy.NameReuseWindow + time.Second)
 	if _, err := op.waitCaughtUp(ctx, b.claims, b.o.timeout); err != nil {
 		return err
 	}
@@ -272,7 +316,7 @@ func (b *bencher) startOperator(ctx context.Context) error {
 	// For NameReuseWindow after it starts, the manager holds back the grants of every new namespace (it
 	// cannot know which names were in use just before it started; docs/security.md, section 4a). The
 	// bursts measure a manager past that: a restart's cost is measured by the restart rows.
-	if wait := claimpolicy.NameReuseWindow - time.Since(op.started); wait > 0 {
+	if wait := time.Until(windowEnds); wait > 0 {
 		b.logf("waiting %s for the manager's start-up name-reuse window", wait.Round(time.Millisecond))
 		if err := sleep(ctx, wait); err != nil {
 			return err
@@ -330,9 +374,9 @@ func (b *bencher) burst(ctx context.Context, n int) error {
 	if missing > 0 {
 		b.logf("%d of %d claims not Ready after %s", missing, n, b.o.timeout)
 	}
-	b.logf("burst %d: %d Ready in %s (%.1f/s), p50 %s p99 %s; manager CPU %.1fs, peak RSS %d MiB; %d operator requests",
+	b.logf("burst %d: %d Ready in %s (%.1f/s), p50 %s p99 %s; manager CPU %.1fs, peak RSS %d MiB; %d operator requests, %.2f status writes/claim (load %s)",
 		n, len(lat), row.span.Round(time.Millisecond), row.throughput(), percentile(lat, 50).Round(time.Millisecond),
-		percentile(lat, 99).Round(time.Millisecond), l.cpu.Seconds(), l.peakKiB/1024, l.requests.total("operator"))
+		percentile(lat, 99).Round(time.Millisecond), l.cpu.Seconds(), l.peakKiB/1024, l.requests.total("operator"), row.statusWritesPerClaim(), loadAvg())
 
 	if b.o.ceiling {
 		b.stopOperator()
@@ -347,12 +391,9 @@ func (b *bencher) burst(ctx context.Context, n int) error {
 	return nil
 }
 
-// ceilingWorkers is the ceilings' concurrency: --ceiling-workers, or the operator's workers.
+// ceilingWorkers is the ceilings' concurrency (--ceiling-workers).
 func (b *bencher) ceilingWorkers() int {
-	if b.o.ceilingWorkers > 0 {
-		return b.o.ceilingWorkers
-	}
-	return b.e.workers
+	return max(b.o.ceilingWorkers, 1)
 }
 
 // ceilings runs ceiling (a) and then ceiling (b) for n claims each, with the manager stopped, each in
@@ -366,11 +407,19 @@ func (b *bencher) ceilings(ctx context.Context, n int, row *burstRow) error {
 	if err != nil {
 		return fmt.Errorf("ceiling (a): %w", err)
 	}
+	withQuota := b.class.Spec.ResourceQuota != nil
+	if missing := b.usable.waitUsable(ctx, res.made, withQuota, b.o.timeout); missing > 0 {
+		b.logf("%d of %d namespaces not usable after %s", missing, len(res.made), b.o.timeout)
+	}
 	l := w.end(ctx, 0)
 	lat, last := poolLatencies(refs, res)
 	row.ceilingA = &burstRow{n: n, ready: len(lat), load: l, lat: lat, span: last.Sub(refs[0].created)}
-	b.logf("ceiling (a), nsclaim's objects, %d: done in %s (%.1f/s), p50 %s; %d requests as the operator",
-		n, row.ceilingA.span.Round(time.Millisecond), row.ceilingA.throughput(), percentile(lat, 50).Round(time.Millisecond), l.requests.total("operator"))
+	ulat, ulast := b.usable.usableLatencies(refs, res, withQuota)
+	row.usable = &burstRow{n: n, ready: len(ulat), load: l, lat: ulat, span: ulast.Sub(refs[0].created)}
+	b.logf("ceiling (a), plain writes (nsclaim's objects and 2 rules reviews), %d: done in %s (%.1f/s), p50 %s; %d requests as the operator (load %s)",
+		n, row.ceilingA.span.Round(time.Millisecond), row.ceilingA.throughput(), percentile(lat, 50).Round(time.Millisecond), l.requests.total("operator"), loadAvg())
+	b.logf("usable ceiling, the same until kube-controller-manager made the namespace usable, %d: done in %s (%.1f/s), p50 %s; nsclaim / usable ceiling %.2fx",
+		n, row.usable.span.Round(time.Millisecond), row.usable.throughput(), percentile(ulat, 50).Round(time.Millisecond), row.throughput()/row.usable.throughput())
 
 	w = b.begin(ctx, 0)
 	blat, first, blast, err := ceilingNsplease(ctx, b.k, b.raw, workers, fmt.Sprintf("b%d", n), 0, n, b.o.createParallel)
@@ -480,6 +529,20 @@ func (b *bencher) restart(ctx context.Context, size int, scale bool) error {
 	}
 	b.rows.scales = append(b.rows.scales, sr)
 	return nil
+}
+
+// loadAvg is the machine's load average (1, 5, 15 minutes), printed next to every figure: the machine
+// is shared.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // machine describes where the bench ran.

@@ -25,9 +25,12 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -55,6 +58,7 @@ import (
 // rawClient is the ceilings' client: the operator's ServiceAccount kubeconfig, without throttling.
 type rawClient struct {
 	c        client.Client
+	cfg      *rest.Config
 	class    *tenancyv1alpha1.NamespaceClass
 	endpoint credentials.Endpoint
 }
@@ -69,7 +73,7 @@ func newRawClient(e *env, class *tenancyv1alpha1.NamespaceClass) (*rawClient, er
 		return nil, err
 	}
 	ep := credentials.Endpoint{Server: fmt.Sprintf("https://127.0.0.1:%d", e.apiserverPort), CAData: cfg.CAData}
-	return &rawClient{c: c, class: class, endpoint: ep}, nil
+	return &rawClient{c: c, cfg: cfg, class: class, endpoint: ep}, nil
 }
 
 // provisioned is what ceiling (a) made for one claim: enough to write the claim's status later.
@@ -115,6 +119,9 @@ func (rc *rawClient) objects(ctx context.Context, claim *tenancyv1alpha1.Namespa
 		return provisioned{}, fmt.Errorf("requesting token in %s: %w", name, err)
 	}
 	tok := credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(d.ServiceAccount.UID)}
+	if err := rc.rulesReviews(ctx, tr.Status.Token, name, claim.Namespace); err != nil {
+		return provisioned{}, err
+	}
 	data, err := credentials.SecretData(rc.endpoint, name, tok)
 	if err != nil {
 		return provisioned{}, err
@@ -135,6 +142,35 @@ func (rc *rawClient) objects(ctx context.Context, claim *tenancyv1alpha1.Namespa
 		return provisioned{}, fmt.Errorf("creating Secret %s: %w", client.ObjectKeyFromObject(secret), err)
 	}
 	return provisioned{namespace: name, secret: secret.Name, token: tok}, nil
+}
+
+// rulesReviews makes the two SelfSubjectRulesReviews of nsclaim's self-test with the minted token, in
+// parallel (the claim's namespace and the requester's), and does not look at the answers: what any
+// self-test of the issued token costs the API server, and nothing more.
+func (rc *rawClient) rulesReviews(ctx context.Context, token string, namespaces ...string) error {
+	cfg := rest.AnonymousClientConfig(rc.cfg)
+	cfg.BearerToken = token
+	cs, err := authorizationclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(namespaces))
+	var wg sync.WaitGroup
+	for i, ns := range namespaces {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = cs.SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{
+				Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}, metav1.CreateOptions{})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("SelfSubjectRulesReview in %s with the minted token: %w", namespaces[i], err)
+		}
+	}
+	return nil
 }
 
 // finish adds the finalizer and writes the Ready status the operator would have written, so that a

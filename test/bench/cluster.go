@@ -147,8 +147,10 @@ func (e *env) startReplica(idx int) (*replica, error) {
 	cmd := exec.Command(e.managerBin, args...)
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+filepath.Join(e.state, "operator.kubeconfig"),
-		"POD_NAMESPACE="+operatorNamespace,
-		fmt.Sprintf("NSCLAIM_WORKERS=%d", e.workers))
+		"POD_NAMESPACE="+operatorNamespace)
+	if e.workers > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("NSCLAIM_WORKERS=%d", e.workers))
+	}
 	cmd.Env = append(cmd.Env, strings.Fields(e.operatorEnv)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -437,6 +439,43 @@ func requestTotals(samples []sample) map[string]float64 {
 		out[strings.ToLower(s.labels["verb"])+" "+res] += s.value
 	}
 	return out
+}
+
+// requestSeconds sums apiserver_request_duration_seconds (its _sum and _count) by "verb
+// resource[/subresource]", as "<key> sum" and "<key> count": the server-side time of the requests.
+func requestSeconds(samples []sample) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range samples {
+		var part string
+		switch s.name {
+		case "apiserver_request_duration_seconds_sum":
+			part = " sum"
+		case "apiserver_request_duration_seconds_count":
+			part = " count"
+		default:
+			continue
+		}
+		res := s.labels["resource"]
+		if sub := s.labels["subresource"]; sub != "" {
+			res += "/" + sub
+		}
+		out[auditVerb(s.labels["verb"])+" "+res+part] += s.value
+	}
+	return out
+}
+
+// auditVerb names a verb of kube-apiserver's metrics (the HTTP method, APPLY for a server-side apply)
+// as the audit log does.
+func auditVerb(v string) string {
+	switch v {
+	case "POST":
+		return verbCreate
+	case "PUT":
+		return verbUpdate
+	case "APPLY":
+		return verbPatch
+	}
+	return strings.ToLower(v)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

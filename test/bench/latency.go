@@ -30,33 +30,45 @@ import (
 
 // latencyRow is both series of the single-claim phase.
 type latencyRow struct {
-	raw, nsclaim []time.Duration
+	// raw is the raw client's create -> usable (its writes and rules reviews, then
+	// kube-controller-manager's work); rawWrites is its create -> last write.
+	raw, rawWrites, nsclaim []time.Duration
 }
 
-// rawLatency measures ceiling (a) for n claims, one at a time, and finishes each (off the clock) so
-// that the manager adopts it as Ready.
-func (b *bencher) rawLatency(ctx context.Context, rc *rawClient, n int) ([]time.Duration, error) {
-	var out []time.Duration
+// rawLatency measures ceiling (a) for n claims, one at a time, until each namespace is usable, and
+// finishes each (off the clock) so that the manager adopts it as Ready. It returns the create ->
+// usable latencies and the create -> last write ones, sorted.
+func (b *bencher) rawLatency(ctx context.Context, rc *rawClient, n int) ([]time.Duration, []time.Duration, error) {
+	var out, writes []time.Duration
+	withQuota := rc.class.Spec.ResourceQuota != nil
 	for i := 0; i < n; i++ {
 		refs, err := createClaims(ctx, b.k, "rawsingle", i, i+1, b.o.perNS, 1, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b.claims++
 		p, err := rc.objects(ctx, refs[0].obj)
+		done := time.Now()
 		if err != nil {
-			return nil, fmt.Errorf("raw client, claim %s: %w", refs[0].key(), err)
+			return nil, nil, fmt.Errorf("raw client, claim %s: %w", refs[0].key(), err)
 		}
-		out = append(out, time.Since(refs[0].created))
+		res := poolResult{done: map[string]time.Time{refs[0].key(): done}, made: map[string]provisioned{refs[0].key(): p}}
+		if b.usable.waitUsable(ctx, res.made, withQuota, b.o.timeout) > 0 {
+			return nil, nil, fmt.Errorf("raw client, namespace %s not usable after %s", p.namespace, b.o.timeout)
+		}
+		lat, _ := b.usable.usableLatencies(refs, res, withQuota)
+		out = append(out, lat[0])
+		writes = append(writes, done.Sub(refs[0].created))
 		if err := rc.finish(ctx, refs[0].obj, p); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := sleep(ctx, b.o.latencyPause); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out, nil
+	sort.Slice(writes, func(i, j int) bool { return writes[i] < writes[j] })
+	return out, writes, nil
 }
 
 // nsclaimLatency creates n claims, one at a time, each once the previous one is Ready.

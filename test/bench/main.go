@@ -67,7 +67,7 @@ func envFlags(fs *flag.FlagSet, root string) func() *env {
 	fs.StringVar(&e.kubeconfig, "kubeconfig", "", "Admin kubeconfig (default: kubeconfig in the state directory).")
 	fs.IntVar(&e.apiserverPort, "apiserver-port", envInt("APISERVER_PORT", 31443), "kube-apiserver port (APISERVER_PORT).")
 	fs.StringVar(&e.managerBin, "manager", envOr("MANAGER_BIN", filepath.Join(root, "tmp/bench/manager")), "Manager binary (MANAGER_BIN).")
-	fs.IntVar(&e.workers, "workers", envInt("NSCLAIM_WORKERS", 4), "Operator workers, and the ceiling's concurrency (NSCLAIM_WORKERS).")
+	fs.IntVar(&e.workers, "workers", envInt("NSCLAIM_WORKERS", 0), "Operator workers (NSCLAIM_WORKERS); 0: the manager's shipped default.")
 	fs.StringVar(&e.operatorArgs, "operator-args", os.Getenv("OPERATOR_ARGS"), "Extra manager flags, e.g. --kube-api-qps=200 (OPERATOR_ARGS).")
 	fs.StringVar(&e.operatorEnv, "operator-env", os.Getenv("OPERATOR_ENV"),
 		"Extra environment of the manager, space-separated KEY=VALUE, e.g. NSCLAIM_MEMORY_LIMIT=268435456, as the Deployment sets it from its 256Mi memory limit;"+

@@ -22,21 +22,23 @@ import (
 	"strings"
 )
 
-// burstMarkdown prints the bursts against both ceilings, and the last burst's requests per claim by
+// burstMarkdown prints the bursts against the ceilings, and the last burst's requests per claim by
 // verb and resource.
 func (r report) burstMarkdown(p func(string, ...any)) {
 	p("### Burst (created -> Ready, seconds) against the ceilings")
 	p("")
-	p("Ceilings at %d in parallel, as the operator's ServiceAccount: (a) nsclaim's objects for each claim, no self-test, no reads;"+
+	p("Ceilings at %d in parallel, as the operator's ServiceAccount, no reads: (a) plain writes: nsclaim's objects for each claim"+
+		" and the 2 rules reviews of its self-test with the minted token; the usable ceiling: (a) measured until kube-controller-manager"+
+		" made each namespace usable (its `default` ServiceAccount exists, the quota has its status), what Ready promises;"+
 		" (b) the shell operator nsplease's ten writes.", r.ceilingWorkers)
 	p("")
-	p("| run | claims | done | per s | p50 | p95 | p99 | max | requests/claim | self-test requests/claim | nsclaim / this |")
-	p("|---|---|---|---|---|---|---|---|---|---|---|")
+	p("| run | claims | done | per s | p50 | p95 | p99 | max | requests/claim | self-test requests/claim | status writes/claim | nsclaim / this |")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, x := range r.bursts {
 		rows := []struct {
 			name string
 			r    *burstRow
-		}{{"nsclaim", &x}, {"ceiling (a): nsclaim's objects", x.ceilingA}, {"ceiling (b): nsplease's ten writes", x.ceilingB}}
+		}{{"nsclaim", &x}, {"**usable ceiling**: (a) until usable", x.usable}, {"ceiling (a): plain writes", x.ceilingA}, {"ceiling (b): nsplease's ten writes", x.ceilingB}}
 		for _, y := range rows {
 			if y.r == nil {
 				continue
@@ -45,9 +47,9 @@ func (r report) burstMarkdown(p func(string, ...any)) {
 			if y.r.throughput() > 0 {
 				ratio = x.throughput() / y.r.throughput()
 			}
-			p("| %s | %d | %d | %.2f | %s | %s | %s | %s | %.2f | %.2f | %.2fx |", y.name, y.r.n, y.r.ready, y.r.throughput(),
+			p("| %s | %d | %d | %.2f | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2fx |", y.name, y.r.n, y.r.ready, y.r.throughput(),
 				secs(percentile(y.r.lat, 50)), secs(percentile(y.r.lat, 95)), secs(percentile(y.r.lat, 99)), secs(percentile(y.r.lat, 100)),
-				y.r.requestsPerClaim(), y.r.selfTestPerClaim(), ratio)
+				y.r.requestsPerClaim(), y.r.selfTestPerClaim(), y.r.statusWritesPerClaim(), ratio)
 		}
 	}
 	p("")
@@ -100,6 +102,24 @@ func (r report) burstMarkdown(p func(string, ...any)) {
 		p("| %s | %s |", k, strings.Join(cells, " | "))
 	}
 	p("| **total** | **%.2f** | **%.2f** | **%.2f** |", total[0], total[1], total[2])
+	p("")
+	p("Mean server-side time (ms, kube-apiserver's apiserver_request_duration_seconds, every client's requests in the window):")
+	p("")
+	p("| verb resource | nsclaim burst | ceiling (a) |")
+	p("|---|---|---|")
+	timed := map[string]bool{}
+	for _, k := range ks {
+		k = strings.TrimSuffix(k, " (as tenant)")
+		if timed[k] {
+			continue
+		}
+		timed[k] = true
+		a := 0.0
+		if last.ceilingA != nil {
+			a = last.ceilingA.load.meanMillis(k)
+		}
+		p("| %s | %.1f | %.1f |", k, last.load.meanMillis(k), a)
+	}
 	p("")
 	p("Everyone else during the nsclaim burst: bench client %d requests (%.1f/claim),"+
 		" control plane (kube-controller-manager, kube-apiserver itself) %d (%.1f/claim)."+

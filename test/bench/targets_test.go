@@ -26,48 +26,48 @@ func TestEvaluate(t *testing.T) {
 	cases := []struct {
 		name string
 		f    figures
-		// verdicts, in evaluate's order: throughput, self-test, requests, single claim, RSS, restart.
+		// verdicts, in evaluate's order: usable ratio, status writes, throughput, self-test, requests, single claim, RSS, restart.
 		want []string
 	}{
 		{
 			name: "issue 13's before figures",
-			f: figures{burst: 500, rate: 7.7, ceilingARate: 66, selfTestPerClaim: 62, requestsPerClaim: 81, ceilingARequestsPerClaim: 12,
+			f: figures{burst: 500, rate: 7.7, ceilingARate: 66, usableRate: 21, statusWritesPerClaim: 2, selfTestPerClaim: 62, requestsPerClaim: 81, ceilingARequestsPerClaim: 12,
 				single: 400 * ms, rawSingle: 40 * ms},
-			want: []string{"**not met**", "**not met**", "**not met**", "**not met**", "not measured", "not measured"},
+			want: []string{"**not met**", "**not met**", "**not met**", "**not met**", "**not met**", "**not met**", "not measured", "not measured"},
 		},
 		{
 			name: "every target met, on the bounds",
-			f: figures{burst: 500, rate: 5, ceilingARate: 10, selfTestPerClaim: 3, requestsPerClaim: 16, ceilingARequestsPerClaim: 12,
-				single: 90 * ms, rawSingle: 30 * ms, rssClaims: 10000, rssKiB: 256 * 1024, restartClaims: 10000},
-			want: []string{"met", "met", "met", "met", "met", "met"},
+			f: figures{burst: 500, rate: 5, ceilingARate: 10, usableRate: 5 / 0.9, statusWritesPerClaim: 1, selfTestPerClaim: 3, requestsPerClaim: 16, ceilingARequestsPerClaim: 12,
+				single: 110 * ms, rawSingle: 100 * ms, rssClaims: 10000, rssKiB: 256 * 1024, restartClaims: 10000},
+			want: []string{"met", "met", "met", "met", "met", "met", "met", "met"},
 		},
 		{
 			name: "just past every bound",
-			f: figures{burst: 500, rate: 4.99, ceilingARate: 10, selfTestPerClaim: 3.01, requestsPerClaim: 16.01, ceilingARequestsPerClaim: 12,
-				single: 91 * ms, rawSingle: 30 * ms, rssClaims: 2000, rssKiB: 257 * 1024, restartClaims: 2000, tokensReissued: 1},
-			want: []string{"**not met**", "**not met**", "**not met**", "**not met**",
+			f: figures{burst: 500, rate: 4.99, ceilingARate: 10, usableRate: 4.99 / 0.89, statusWritesPerClaim: 1.01, selfTestPerClaim: 3.01, requestsPerClaim: 16.01, ceilingARequestsPerClaim: 12,
+				single: 111 * ms, rawSingle: 100 * ms, rssClaims: 2000, rssKiB: 257 * 1024, restartClaims: 2000, tokensReissued: 1},
+			want: []string{"**not met**", "**not met**", "**not met**", "**not met**", "**not met**", "**not met**",
 				"**not met** at 2000 claims (the target is at 10000)", "**not met** at 2000 claims (the target is at 10000)"},
 		},
 		{
 			name: "lease renewals are counted apart: met on the claims' own requests",
 			f:    figures{burst: 500, requestsPerClaim: 16.04, leasePerClaim: 0.04, ceilingARequestsPerClaim: 12},
-			want: []string{"not measured", "met", "met", "not measured", "not measured", "not measured"},
+			want: []string{"not measured", "met", "not measured", "met", "met", "not measured", "not measured", "not measured"},
 		},
 		{
 			name: "lease renewals do not hide an excess of the claims' own",
 			f:    figures{burst: 500, requestsPerClaim: 16.05, leasePerClaim: 0.04, ceilingARequestsPerClaim: 12},
-			want: []string{"not measured", "met", "**not met**", "not measured", "not measured", "not measured"},
+			want: []string{"not measured", "met", "not measured", "met", "**not met**", "not measured", "not measured", "not measured"},
 		},
 		{
 			name: "RSS and restart met at a smaller size say so",
 			f:    figures{rssClaims: 2000, rssKiB: 203 * 1024, restartClaims: 2000},
-			want: []string{"not measured", "not measured", "not measured", "not measured",
+			want: []string{"not measured", "not measured", "not measured", "not measured", "not measured", "not measured",
 				"met at 2000 claims (the target is at 10000)", "met at 2000 claims (the target is at 10000)"},
 		},
 		{
 			name: "no ceiling and no single claims: not measured, not met by default",
 			f:    figures{burst: 500, rate: 5, selfTestPerClaim: 1, requestsPerClaim: 10},
-			want: []string{"not measured", "met", "not measured", "not measured", "not measured", "not measured"},
+			want: []string{"not measured", "met", "not measured", "met", "not measured", "not measured", "not measured", "not measured"},
 		},
 	}
 	for _, tc := range cases {

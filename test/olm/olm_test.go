@@ -42,6 +42,9 @@ limitations under the License.
 //	                                  environment, and as `CMD stop` once the Deployment is gone
 //	NSCLAIM_OLM_BIND_NODE             optional: with no scheduler, the node that the operator's pending
 //	                                  Pods are bound to (a kwok node)
+//	NSCLAIM_OLM_KUBECONFIG_SERVER     optional, with CATALOG_ADDRESS: the Subscription's config also sets
+//	                                  NSCLAIM_KUBECONFIG_SERVER to it, and the kubeconfigs handed to the
+//	                                  claims must name it
 //	NSCLAIM_OLM_COPIED_CSVS           optional: "disabled" when the OLMConfig "cluster" disables copied
 //	                                  CSVs (hack/test-olm.sh applies it): no tenant namespace may hold a
 //	                                  copy of the operator's CSV; "enabled" when it does not: every tenant
@@ -72,6 +75,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -138,6 +142,7 @@ type installation struct {
 	catalogAddress     string
 	managerCmd         string
 	copiedCSVs         string
+	kubeconfigServer   string
 }
 
 // tenant is what a claim produced, recorded before the upgrade to compare afterwards.
@@ -161,6 +166,9 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		catalogAddress: os.Getenv("NSCLAIM_OLM_CATALOG_ADDRESS"),
 		managerCmd:     os.Getenv("NSCLAIM_OLM_MANAGER_CMD"),
 		copiedCSVs:     os.Getenv("NSCLAIM_OLM_COPIED_CSVS"),
+	}
+	if in.catalogAddress != "" {
+		in.kubeconfigServer = os.Getenv("NSCLAIM_OLM_KUBECONFIG_SERVER")
 	}
 	if node := os.Getenv("NSCLAIM_OLM_BIND_NODE"); node != "" {
 		stop := make(chan struct{})
@@ -202,6 +210,8 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	managed := managedNamespaces(t)
 	leader := in.leader(t)
+	in.checkLeaderIsPod(t, deploy, leader)
+	in.checkKubeconfigServer(t, tenants)
 	t.Logf("claims Ready in %v under leader %s", slices.Sorted(maps.Keys(managed)), leader)
 
 	// OLM upgrades to TO_CSV while the claims are live.
@@ -229,6 +239,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	oldTenants := tenants
 	tenants = append(tenants, claimAndWait(t, requester, "after"))
 	g.Expect(in.leader(t)).NotTo(Equal(leader), "the manager of %s must have taken over", in.toCSV)
+	in.checkLeaderIsPod(t, deploy, in.leader(t))
 	// The new manager has reconciled the old claims (its informers list them at start; the raised TTL
 	// and the new claim are done): none got a new token or namespace. Then what the old CRDs stored is
 	// written back through the new ones, which reconciles each claim again.
@@ -275,6 +286,36 @@ func (in *installation) leader(t *testing.T) string {
 		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
 	}).WithTimeout(claimTimeout).WithPolling(time.Second).Should(Succeed())
 	return *lease.Spec.HolderIdentity
+}
+
+// checkLeaderIsPod checks, where the manager runs in the Pods of OLM's Deployment (no
+// NSCLAIM_OLM_MANAGER_CMD), that the leader election Lease is held by one of them: a Pod of deploy,
+// scheduled to a node, Running and Ready. controller-runtime's identity is "<hostname>_<uuid>", and a
+// Pod's hostname is its name.
+func (in *installation) checkLeaderIsPod(t *testing.T, deploy *appsv1.Deployment, holder string) {
+	t.Helper()
+	if in.managerCmd != "" {
+		return
+	}
+	g := NewWithT(t)
+	podName, _, found := strings.Cut(holder, "_")
+	g.Expect(found).To(BeTrue(), "Lease holder %q is not <hostname>_<uuid>", holder)
+	pod := &corev1.Pod{}
+	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: deploy.Namespace, Name: podName}, pod)).To(Succeed(),
+		"the Lease holder %q must be a Pod in %s", holder, deploy.Namespace)
+	selector, err := metav1.LabelSelectorAsSelector(deploy.Spec.Selector)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(selector.Matches(labels.Set(pod.Labels))).To(BeTrue(), "Pod %s is not one of Deployment %s's", podName, deploy.Name)
+	g.Expect(pod.Spec.NodeName).NotTo(BeEmpty())
+	g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
+	ready := false
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	g.Expect(ready).To(BeTrue(), "the leader's Pod %s must be Ready", podName)
+	t.Logf("the leader election Lease is held by Pod %s on node %s (image %s)", podName, pod.Spec.NodeName, pod.Spec.Containers[0].Image)
 }
 
 // checkUpgradeable waits until the manager has set Upgradeable=True on the OperatorCondition OLM
@@ -371,8 +412,38 @@ func (in *installation) subscribe(t *testing.T) {
 	g.Expect(admin.Create(ctx, olmObject(subscriptionGVK, in.ns, packageName, map[string]any{
 		"source": catalogName, "sourceNamespace": in.ns, "name": packageName, "channel": "stable",
 		"startingCSV": in.fromCSV, "installPlanApproval": "Manual",
-		"config": map[string]any{"env": []any{map[string]any{"name": subscriptionEnv, "value": subscriptionEnvValue}}},
+		"config": map[string]any{"env": in.subscriptionEnv()},
 	}))).To(Succeed())
+}
+
+// subscriptionEnv is the environment the Subscription's config gives the manager.
+func (in *installation) subscriptionEnv() []any {
+	env := []any{map[string]any{"name": subscriptionEnv, "value": subscriptionEnvValue}}
+	if in.kubeconfigServer != "" {
+		env = append(env, map[string]any{"name": "NSCLAIM_KUBECONFIG_SERVER", "value": in.kubeconfigServer})
+	}
+	return env
+}
+
+// checkKubeconfigServer checks, when the Subscription set NSCLAIM_KUBECONFIG_SERVER, that every
+// tenant's handed kubeconfig names that server: the setting reached the manager in OLM's Pod.
+func (in *installation) checkKubeconfigServer(t *testing.T, tenants []*tenant) {
+	t.Helper()
+	if in.kubeconfigServer == "" {
+		return
+	}
+	g := NewWithT(t)
+	for _, tn := range tenants {
+		secret := &corev1.Secret{}
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: tn.claim.Namespace, Name: tn.claim.Status.CredentialsSecretName}, secret)).To(Succeed())
+		kubeconfig, err := clientcmd.Load(secret.Data["kubeconfig"])
+		g.Expect(err).NotTo(HaveOccurred(), "the kubeconfig of claim %s", client.ObjectKeyFromObject(tn.claim))
+		g.Expect(kubeconfig.Clusters).NotTo(BeEmpty())
+		for name, cluster := range kubeconfig.Clusters {
+			g.Expect(cluster.Server).To(Equal(in.kubeconfigServer), "cluster %q of the kubeconfig of claim %s", name, client.ObjectKeyFromObject(tn.claim))
+		}
+	}
+	t.Logf("the kubeconfigs handed to %d claims name %s (NSCLAIM_KUBECONFIG_SERVER from the Subscription's config)", len(tenants), in.kubeconfigServer)
 }
 
 // approveInstallPlanFor approves the InstallPlan that the Subscription references once it installs csv

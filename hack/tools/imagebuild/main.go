@@ -4,7 +4,9 @@
 //
 //	imagebuild -o out.tar -name localhost/nsclaim/manager:v0.4.0 -entrypoint /manager \
 //	    -user 65532:65532 -file /manager=tmp/manager [-file DEST=SRC ...] [-dir /tmp] [-env K=V ...]
+//	    [-link /bin/sh=busybox ...] [-label K=V ...]
 //
+// -entrypoint may be left out for an image that only carries files (an operator bundle image).
 // Files are written with mode 0755 (0644 with -file DEST=SRC:0644), owner 0:0 and a fixed time, so the
 // same inputs give the same image digest.
 package main
@@ -40,7 +42,7 @@ func (l *list) Set(s string) error { *l = append(*l, s); return nil }
 var epoch = time.Unix(0, 0).UTC()
 
 func main() {
-	var files, trees, dirs, env, entrypoint, args list
+	var files, trees, dirs, links, labels, env, entrypoint, args list
 	out := flag.String("o", "", "output OCI layout tarball")
 	name := flag.String("name", "", "image reference (containerd's image name)")
 	user := flag.String("user", "", "config User, e.g. 65532:65532")
@@ -48,12 +50,14 @@ func main() {
 	flag.Var(&files, "file", "DEST=SRC[:MODE] (octal mode, default 0755); repeatable")
 	flag.Var(&trees, "tree", "DEST=SRCDIR: a directory tree (files 0644, directories 0755); repeatable")
 	flag.Var(&dirs, "dir", "an empty directory (mode 1777 for /tmp, else 0755); repeatable")
+	flag.Var(&links, "link", "DEST=TARGET: a symbolic link; repeatable")
+	flag.Var(&labels, "label", "K=V: a config label; repeatable")
 	flag.Var(&env, "env", "K=V; repeatable")
 	flag.Var(&entrypoint, "entrypoint", "entrypoint element; repeatable")
 	flag.Var(&args, "arg", "cmd element; repeatable")
 	flag.Parse()
-	if *out == "" || *name == "" || len(entrypoint) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: imagebuild -o OUT -name REF -entrypoint PATH [-file DEST=SRC ...]")
+	if *out == "" || *name == "" {
+		fmt.Fprintln(os.Stderr, "usage: imagebuild -o OUT -name REF [-entrypoint PATH] [-file DEST=SRC ...]")
 		os.Exit(2)
 	}
 	for _, t := range trees {
@@ -83,17 +87,25 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if err := run(*out, *name, *user, *workdir, files, dirs, env, entrypoint, args); err != nil {
+	img := imageSpec{user: *user, workdir: *workdir, files: files, dirs: dirs, links: links, labels: labels,
+		env: env, entrypoint: entrypoint, args: args}
+	if err := run(*out, *name, img); err != nil {
 		fmt.Fprintln(os.Stderr, "imagebuild:", err)
 		os.Exit(1)
 	}
 }
 
-func layerTar(files, dirs list) ([]byte, error) {
+// imageSpec is what the flags ask for.
+type imageSpec struct {
+	user, workdir                                     string
+	files, dirs, links, labels, env, entrypoint, args list
+}
+
+func layerTar(files, dirs, links list) ([]byte, error) {
 	type entry struct {
-		dest, src string
-		mode      int64
-		dir       bool
+		dest, src, link string
+		mode            int64
+		dir             bool
 	}
 	var entries []entry
 	seenDir := map[string]bool{}
@@ -134,6 +146,15 @@ func layerTar(files, dirs list) ([]byte, error) {
 		addParents(dest)
 		entries = append(entries, entry{dest: dest, src: src, mode: mode})
 	}
+	for _, l := range links {
+		dest, target, ok := strings.Cut(l, "=")
+		if !ok || target == "" {
+			return nil, fmt.Errorf("-link %q: want DEST=TARGET", l)
+		}
+		dest = path.Clean("/" + dest)
+		addParents(dest)
+		entries = append(entries, entry{dest: dest, link: target, mode: 0o777})
+	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].dest < entries[j].dest })
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -141,6 +162,13 @@ func layerTar(files, dirs list) ([]byte, error) {
 		h := &tar.Header{Name: strings.TrimPrefix(e.dest, "/"), Mode: e.mode, ModTime: epoch, Format: tar.FormatPAX}
 		if e.dir {
 			h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"
+			if err := tw.WriteHeader(h); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if e.link != "" {
+			h.Typeflag, h.Linkname = tar.TypeSymlink, e.link
 			if err := tw.WriteHeader(h); err != nil {
 				return nil, err
 			}
@@ -164,8 +192,8 @@ func layerTar(files, dirs list) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func run(out, name, user, workdir string, files, dirs, env, entrypoint, args list) error {
-	data, err := layerTar(files, dirs)
+func run(out, name string, spec imageSpec) error {
+	data, err := layerTar(spec.files, spec.dirs, spec.links)
 	if err != nil {
 		return err
 	}
@@ -187,8 +215,18 @@ func run(out, name, user, workdir string, files, dirs, env, entrypoint, args lis
 	}
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture, cf.Created = "linux", "amd64", v1.Time{Time: epoch}
-	cf.Config.Entrypoint, cf.Config.Cmd, cf.Config.User, cf.Config.WorkingDir = entrypoint, args, user, workdir
-	cf.Config.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, env...)
+	cf.Config.Entrypoint, cf.Config.Cmd, cf.Config.User, cf.Config.WorkingDir = spec.entrypoint, spec.args, spec.user, spec.workdir
+	cf.Config.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, spec.env...)
+	for _, l := range spec.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("-label %q: want K=V", l)
+		}
+		if cf.Config.Labels == nil {
+			cf.Config.Labels = map[string]string{}
+		}
+		cf.Config.Labels[k] = v
+	}
 	img, err = mutate.ConfigFile(img, cf)
 	if err != nil {
 		return err

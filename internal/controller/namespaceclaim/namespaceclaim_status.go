@@ -108,18 +108,20 @@ func setStopped(s *claimScope, set conditionSetter) bool {
 }
 
 // quietUntil returns until when a claim whose namespace is not usable yet keeps its status unwritten:
-// a claim that never reported Ready either way (status, its status as read) waits pendingQuiet from
-// its namespace's creation (created) before it reports the wait as Pending. kube-controller-manager
-// computes a quota's status and creates the `default` ServiceAccount within a second or two on an idle
-// cluster and within about 16 s in a burst of 500 claims on 2 cores (docs/benchmarks.md); a status
-// written for that moment costs a write per claim and says nothing a pipeline waiting for Ready can
-// use. A wait that outlasts pendingQuiet is reported, and so is any wait of a claim that was Ready
-// before (its namespace stopped being usable). Zero when the status is to be written now.
-func quietUntil(status *tenancyv1alpha1.NamespaceClaimStatus, created time.Time) time.Time {
+// a claim that never reported Ready either way (status, its status as read) waits quiet from its
+// namespace's creation (created) before it reports the wait as Pending (pendingQuiet for
+// kube-controller-manager, reuseQuiet for a reused name's grants). kube-controller-manager computes a
+// quota's status and creates the `default` ServiceAccount within a second or two on an idle cluster
+// and within about 25 s in a burst of 500 claims on 2 cores (docs/benchmarks.md); a status written for
+// that moment costs a write per claim and says nothing a pipeline waiting for Ready can use. The claim
+// holds no worker meanwhile: the watches of the quota and of the `default` ServiceAccount enqueue it.
+// A wait that outlasts quiet is reported, and so is any wait of a claim that was Ready before (its
+// namespace stopped being usable). Zero when the status is to be written now.
+func quietUntil(status *tenancyv1alpha1.NamespaceClaimStatus, created time.Time, quiet time.Duration) time.Time {
 	if created.IsZero() || meta.FindStatusCondition(status.Conditions, tenancyv1alpha1.ReadyCondition) != nil {
 		return time.Time{}
 	}
-	return created.Add(pendingQuiet)
+	return created.Add(quiet)
 }
 
 // setProgress sets the conditions of the namespace, the credentials and the self-test from what the

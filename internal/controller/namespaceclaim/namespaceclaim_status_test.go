@@ -216,7 +216,7 @@ func TestQuietUntil(t *testing.T) {
 		{name: "no creation time", created: time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := quietUntil(&tenancyv1alpha1.NamespaceClaimStatus{Conditions: tc.conditions}, tc.created)
+			got := quietUntil(&tenancyv1alpha1.NamespaceClaimStatus{Conditions: tc.conditions}, tc.created, pendingQuiet)
 			if !got.Equal(tc.want) {
 				t.Fatalf("quietUntil = %v, want %v", got, tc.want)
 			}

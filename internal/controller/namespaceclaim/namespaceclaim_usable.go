@@ -33,15 +33,17 @@ import (
 // in use moments ago, holds back its grants (see informers.NamespaceReuse: no binding names its tenant
 // yet, so no token, no self-test and no Ready until the previous holder's token cannot authenticate),
 // nor until checkUsable finds it usable. A namespace not usable yet keeps a claim provisioned for the
-// first time quiet for a moment (quietUntil).
+// first time quiet for a moment (quietUntil: reuseQuiet for the grants, pendingQuiet for the rest).
 func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claimScope) error {
+	quiet := pendingQuiet
 	if s.grantsAt.After(s.now) {
 		s.unusable = grantsWaitMessage(s.desired.Namespace.Name, s.grantsAt)
+		quiet = reuseQuiet
 	} else if err := r.checkUsable(ctx, s); err != nil {
 		return err
 	}
 	if s.unusable != "" && s.namespace != nil {
-		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time)
+		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time, quiet)
 	}
 	return nil
 }
