@@ -31,6 +31,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -120,6 +121,17 @@ func newPipeline(t *testing.T, name string) *pipeline {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "pipeline", Namespace: ns}}})).To(Succeed())
 	p := &pipeline{ns: ns}
 	p.kubeconfig, p.client = loginAs(t, sa, ns)
+	// The API server's RBAC authorizer learns of the new binding from its own informer: wait until the
+	// pipeline may create claims, as a pipeline whose admin just granted it would, so that no test
+	// races the grant.
+	g.Eventually(func(g Gomega) {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "create",
+				Group: tenancyv1alpha1.GroupVersion.Group, Resource: "namespaceclaims"},
+		}}
+		g.Expect(p.client.Create(ctx, review)).To(Succeed())
+		g.Expect(review.Status.Allowed).To(BeTrue(), "the pipeline may create claims in %s", ns)
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	return p
 }
 
