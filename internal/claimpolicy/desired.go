@@ -31,8 +31,17 @@ import (
 const (
 	// TenantRoleBindingName binds the class's ClusterRole to the tenant ServiceAccount.
 	TenantRoleBindingName = "nsclaim-tenant"
-	// ReleaseRoleName lets the tenant read and delete its own namespace, and nothing else.
+	// ReleaseRoleName is the RoleBinding that lets the tenant read and delete its own namespace, and
+	// nothing else (it binds ReleaseClusterRoleName). Releases before 0.4.0 bound a Role of this name in
+	// the namespace instead; the operator replaces both (see reconcileChildren).
 	ReleaseRoleName = "nsclaim-release"
+	// ReleaseClusterRoleName is the shared ClusterRole config/rbac ships (release_role.yaml, named
+	// "release" there before the kustomize prefix): get and delete of namespaces. Bound by a RoleBinding
+	// in namespace N it grants them on N alone, since a request for the Namespace object N carries the
+	// namespace attribute N. The operator may bind it (and only it, of its own roles): a binding to a
+	// role the writer may bind skips kube-apiserver's escalation check, which reads every binding of the
+	// cluster with a consistent read (docs/benchmarks.md, issue 30 item 3).
+	ReleaseClusterRoleName = "nsclaim-operator-release"
 	// ResourceQuotaName is the class's quota.
 	ResourceQuotaName = "nsclaim-quota"
 	// LimitRangeName is the class's limit range.
@@ -131,7 +140,6 @@ func OwnerFromMarks(obj metav1.Object) (Owner, bool) {
 type Desired struct {
 	Namespace      *corev1.Namespace
 	ServiceAccount *corev1.ServiceAccount
-	ReleaseRole    *rbacv1.Role
 	RoleBindings   []*rbacv1.RoleBinding
 	ResourceQuota  *corev1.ResourceQuota
 	LimitRange     *corev1.LimitRange
@@ -153,7 +161,6 @@ func Build(name string, o Owner, class *tenancyv1alpha1.NamespaceClass, claimLab
 	d := Desired{
 		Namespace:         desiredNamespace(name, o, class, claimLabels),
 		ServiceAccount:    desiredServiceAccount(name, o),
-		ReleaseRole:       desiredReleaseRole(name, o),
 		TenantUser:        "system:serviceaccount:" + name + ":" + tenancyv1alpha1.TenantServiceAccountName,
 		TenantGroups:      []string{"system:serviceaccounts", "system:serviceaccounts:" + name, "system:authenticated"},
 		TenantClusterRole: clusterRoleOf(class),
@@ -235,23 +242,11 @@ func desiredServiceAccount(ns string, o Owner) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{ObjectMeta: meta(tenancyv1alpha1.TenantServiceAccountName, ns, o), AutomountServiceAccountToken: &no}
 }
 
-// desiredReleaseRole lets the tenant read and delete its own namespace: the RBAC authorizer checks a
-// request on namespace N against Roles in N, so this grants nothing on any other namespace.
-func desiredReleaseRole(ns string, o Owner) *rbacv1.Role {
-	return &rbacv1.Role{
-		ObjectMeta: meta(ReleaseRoleName, ns, o),
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{ns},
-			Verbs: []string{"get", "delete"},
-		}},
-	}
-}
-
 func tenantSubject(ns string) rbacv1.Subject {
 	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: tenancyv1alpha1.TenantServiceAccountName, Namespace: ns}
 }
 
-// desiredRoleBindings binds the class's ClusterRole and the release Role to the tenant, then the
+// desiredRoleBindings binds the class's ClusterRole and the release ClusterRole to the tenant, then the
 // class's extra bindings, in a stable order.
 func desiredRoleBindings(ns string, o Owner, class *tenancyv1alpha1.NamespaceClass) []*rbacv1.RoleBinding {
 	tenant := &rbacv1.RoleBinding{
@@ -261,7 +256,7 @@ func desiredRoleBindings(ns string, o Owner, class *tenancyv1alpha1.NamespaceCla
 	}
 	release := &rbacv1.RoleBinding{
 		ObjectMeta: meta(ReleaseRoleName, ns, o),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ReleaseRoleName},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: clusterRoleKind, Name: ReleaseClusterRoleName},
 		Subjects:   []rbacv1.Subject{tenantSubject(ns)},
 	}
 	out := make([]*rbacv1.RoleBinding, 0, 2+len(class.Spec.ExtraRoleBindings))

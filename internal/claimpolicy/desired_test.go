@@ -134,13 +134,13 @@ func TestOwnerMarksOnEveryObject(t *testing.T) {
 		c.Spec.NetworkPolicy = tenancyv1alpha1.NetworkPolicyDenyFromOtherNamespaces
 	})
 	d := Build("ci-pr-1", testOwner, &c, nil)
-	objs := make([]metav1.Object, 0, 8+len(d.RoleBindings))
-	objs = append(objs, d.Namespace, d.ServiceAccount, d.ReleaseRole, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding)
+	objs := make([]metav1.Object, 0, 7+len(d.RoleBindings))
+	objs = append(objs, d.Namespace, d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding)
 	for _, rb := range d.RoleBindings {
 		objs = append(objs, rb)
 	}
-	if len(objs) != 11 {
-		t.Fatalf("%d objects, want 11", len(objs))
+	if len(objs) != 10 {
+		t.Fatalf("%d objects, want 10", len(objs))
 	}
 	others := []Owner{{Namespace: "team-a", Name: "pr-1", UID: "uid-2"}, {Namespace: "team-b", Name: "pr-1", UID: "uid-1"}}
 	for _, o := range objs {
@@ -249,7 +249,7 @@ func TestTenantSubjects(t *testing.T) {
 				t.Errorf("tenant %q %v %s, want %q, %d groups, %s", d.TenantUser, d.TenantGroups, d.TenantClusterRole, tt.user, tt.groups, tt.clusterRol)
 			}
 			if d.RoleBindings[0].Name != TenantRoleBindingName || d.RoleBindings[0].RoleRef.Name != tt.clusterRol ||
-				d.RoleBindings[1].Name != ReleaseRoleName || d.RoleBindings[1].RoleRef.Kind != "Role" {
+				d.RoleBindings[1].Name != ReleaseRoleName || d.RoleBindings[1].RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ReleaseClusterRoleName}) {
 				t.Fatalf("bindings %s -> %v, %s -> %v", d.RoleBindings[0].Name, d.RoleBindings[0].RoleRef, d.RoleBindings[1].Name, d.RoleBindings[1].RoleRef)
 			}
 			for _, got := range [][]rbacv1.Subject{d.RoleBindings[0].Subjects, d.RoleBindings[1].Subjects, d.NamespaceWatcherBinding.Subjects} {

@@ -159,17 +159,13 @@ func (t *Tester) compareRules(ctx context.Context, subj Subject, reviews []rules
 }
 
 // classRules returns the rules the tenant must have in its namespace: the rules of every role the
-// class binds to it there (the class's ClusterRole, the release Role, extra bindings naming it) and of
-// its namespace watcher. A ClusterRole that does not exist is a missing permission in itself.
+// class binds to it there (the class's ClusterRole, the shared release ClusterRole, extra bindings naming
+// it) and of its namespace watcher. A ClusterRole that does not exist is a missing permission in itself.
 func classRules(ctx context.Context, d *claimpolicy.Desired, roles *roleRules) ([]rbacv1.PolicyRule, Result, error) {
 	var must []rbacv1.PolicyRule
 	var res Result
 	for _, rb := range d.RoleBindings {
 		if !namesTenant(rb.Subjects, *d) {
-			continue
-		}
-		if rb.RoleRef.Kind == roleKind && rb.RoleRef.Name == d.ReleaseRole.Name {
-			must = append(must, d.ReleaseRole.Rules...)
 			continue
 		}
 		rules, found, err := roles.get(ctx, rb.RoleRef, d.Namespace.Name)

@@ -45,8 +45,8 @@ import (
 //
 // (a) "nsclaim's objects" (this file): for each claim, exactly the objects nsclaim creates for it, from
 //     the operator's own builder (internal/claimpolicy.Build) and credentials code, and nothing else:
-//       create namespaces, serviceaccounts (nsclaim-tenant), roles (nsclaim-release), rolebindings
-//       (nsclaim-tenant, nsclaim-release, then the class's extra ones), resourcequotas, limitranges,
+//       create namespaces, serviceaccounts (nsclaim-tenant), rolebindings (nsclaim-tenant,
+//       nsclaim-release, then the class's extra ones), resourcequotas, limitranges,
 //       networkpolicies (those the class asks for), clusterroles and clusterrolebindings (the
 //       namespace watcher, owned by the namespace), serviceaccounts/token, secrets (the kubeconfig,
 //       next to the claim). No self-test, no finalizer, no status, no Event, no Secret probe.
@@ -92,7 +92,7 @@ func (rc *rawClient) objects(ctx context.Context, claim *tenancyv1alpha1.Namespa
 		return provisioned{}, fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	nsRef := metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: d.Namespace.Name, UID: d.Namespace.UID}
-	objs := []client.Object{d.ServiceAccount, d.ReleaseRole}
+	objs := []client.Object{d.ServiceAccount}
 	for _, rb := range d.RoleBindings {
 		objs = append(objs, rb)
 	}

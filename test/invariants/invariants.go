@@ -345,7 +345,6 @@ func (s *settled) check(classes []tenancyv1alpha1.NamespaceClass) {
 func (s *settled) checkChildren(key, ns string, desired claimpolicy.Desired, got map[string][]string) {
 	want := map[string][]string{
 		kindServiceAccount: {desired.ServiceAccount.Name},
-		kindRole:           {desired.ReleaseRole.Name},
 	}
 	for _, rb := range desired.RoleBindings {
 		want[kindRoleBinding] = append(want[kindRoleBinding], rb.Name)

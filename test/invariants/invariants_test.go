@@ -86,7 +86,6 @@ func newFixture(t *testing.T, c client.Client) *fixture {
 	d := claimpolicy.Build(f.ns, claimpolicy.OwnerOf(f.claim), class, nil)
 	f.create(d.Namespace)
 	f.create(d.ServiceAccount)
-	f.create(d.ReleaseRole)
 	for _, rb := range d.RoleBindings {
 		f.create(rb)
 	}

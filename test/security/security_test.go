@@ -56,6 +56,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 )
 
@@ -328,7 +329,36 @@ func TestAttacksAsTheOperator(t *testing.T) {
 	ownershipLabels := fmt.Sprintf(`{"metadata":{"labels":{%q:%q,%q:"x",%q:"x"}}}`, tenancyv1alpha1.ManagedByLabel, tenancyv1alpha1.ManagedByValue,
 		tenancyv1alpha1.ClaimUIDLabel, tenancyv1alpha1.ClaimNamespaceLabel)
 
+	// The operator may bind the shared release ClusterRole (get and delete of namespaces): bound in a
+	// namespace it did not create, it would let anyone named delete that namespace.
+	releaseBinding := func(ns string) *rbacv1.RoleBinding {
+		return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: claimpolicy.ReleaseRoleName, Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: claimpolicy.ReleaseClusterRoleName},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "app", Namespace: victim}}}
+	}
+	legacyRole := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-pwn-" + mode, Namespace: ownedNS.Name},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{ownedNS.Name}, Verbs: []string{"get"}}}}
+
 	attacks := []attack{{
+		name:        "create a RoleBinding to the release ClusterRole in a namespace it did not create",
+		fenceDenies: fenceDeny,
+		do: func(op client.Client) (string, error) {
+			return "", op.Create(ctx, releaseBinding(victim))
+		},
+		absent: []client.Object{releaseBinding(victim)},
+	}, {
+		name:        "create a RoleBinding to the release ClusterRole in kube-system",
+		fenceDenies: fenceDeny,
+		do: func(op client.Client) (string, error) {
+			return "", op.Create(ctx, releaseBinding(metav1.NamespaceSystem))
+		},
+		absent: []client.Object{releaseBinding(metav1.NamespaceSystem)},
+	}, {
+		name:       "create a Role, even in a namespace it created",
+		rbacDenies: true,
+		do:         func(op client.Client) (string, error) { return "", op.Create(ctx, legacyRole.DeepCopy()) },
+		absent:     []client.Object{legacyRole.DeepCopy()},
+	}, {
 		name: "create a RoleBinding to admin in kube-system",
 		do: func(op client.Client) (string, error) {
 			return "", op.Create(ctx, adminBinding(metav1.NamespaceSystem))

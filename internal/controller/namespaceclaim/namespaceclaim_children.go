@@ -35,14 +35,14 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 )
 
-// reconcileChildren makes the ServiceAccount, Role, RoleBindings, quota, limit range and network policy
+// reconcileChildren makes the ServiceAccount, RoleBindings, quota, limit range and network policy
 // in the namespace match the class, restoring any that drifted or were deleted, and deletes the
 // optional ones the class no longer asks for.
 func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *claimScope) error {
 	d := s.desired
 	s.grantsAt = r.grantsAt(s)
 	grants := !s.grantsAt.After(s.now)
-	objs := []client.Object{d.ReleaseRole}
+	var objs []client.Object
 	for _, rb := range d.RoleBindings {
 		if grants {
 			objs = append(objs, rb)
@@ -160,7 +160,8 @@ func boundRoleField(want client.Object, bindings []*rbacv1.RoleBinding, fields [
 	return claimpolicy.ClusterRoleField{}, false
 }
 
-// pruneChildren deletes objects this claim owns in its namespace that the class no longer asks for.
+// pruneChildren deletes objects this claim owns in its namespace that the class no longer asks for, and
+// the release Role an earlier release made.
 func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimScope) error {
 	ns := s.desired.Namespace.Name
 	keep := map[string]bool{}
@@ -198,6 +199,14 @@ func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimSc
 		} else if ok && claimpolicy.MarkedFor(opt.have, s.owner) {
 			stale = append(stale, opt.have)
 		}
+	}
+	// The release Role of releases before 0.4.0: its RoleBinding now binds the shared ClusterRole (the
+	// apply above replaced it), so the Role grants nothing any more.
+	legacy := &rbacv1.Role{}
+	if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Namespace: ns, Name: claimpolicy.ReleaseRoleName}, legacy)); err != nil {
+		return err
+	} else if ok && claimpolicy.MarkedFor(legacy, s.owner) {
+		stale = append(stale, legacy)
 	}
 	for _, o := range stale {
 		if err := r.Delete(ctx, o); client.IgnoreNotFound(err) != nil {

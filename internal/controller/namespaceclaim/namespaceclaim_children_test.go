@@ -239,7 +239,7 @@ func TestProvisioningAndRestoringRequests(t *testing.T) {
 	s, writes, reads := pass(1)
 	t.Logf("first provisioning: %d writes %v, %d direct reads %v", len(writes), writes, len(reads), reads)
 	children := s.repaired - 1
-	g.Expect(children).To(Equal(10)) // Role, 3 RoleBindings, ServiceAccount, quota, limits, policy, watcher pair
+	g.Expect(children).To(Equal(9)) // 3 RoleBindings, ServiceAccount, quota, limits, policy, watcher pair
 	g.Expect(writes).To(HaveLen(children))
 	g.Expect(reads).To(BeEmpty())
 

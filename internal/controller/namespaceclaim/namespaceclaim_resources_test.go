@@ -296,8 +296,8 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 		ref := claimpolicy.NamespaceOwnerRef(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns, UID: types.UID(c.nsUID)}})
 		d.NamespaceWatcher.OwnerReferences = []metav1.OwnerReference{ref}
 		d.NamespaceWatcherBinding.OwnerReferences = []metav1.OwnerReference{ref}
-		objs := make([]client.Object, 0, 7+len(d.RoleBindings))
-		objs = append(objs, d.ServiceAccount, d.ReleaseRole, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding)
+		objs := make([]client.Object, 0, 6+len(d.RoleBindings))
+		objs = append(objs, d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding)
 		for _, rb := range d.RoleBindings {
 			objs = append(objs, rb)
 		}
@@ -320,7 +320,7 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 	a := claim{"ci-pr-1", "0b6f7c1e-1111-4a20-b12c-81fd1dc892b0", claimpolicy.Owner{Namespace: "team-a", Name: "pr-1", UID: "4e92241a-b8f7-4a20-b12c-81fd1dc892b0"}}
 	b := claim{"web-main-77", "9d0e1f2a-2222-4b31-a23d-92ae2ed9a3c1", claimpolicy.Owner{Namespace: "team-b", Name: "main", UID: "5fa3352b-c9a8-4b31-a23d-92ae2ed9a3c1"}}
 	da, db := digests(a, class("10")), digests(b, class("10"))
-	if len(da) != 9 || !maps.Equal(da, db) {
+	if len(da) != 8 || !maps.Equal(da, db) {
 		t.Errorf("the same children of two claims of a class: digests differ:\n%v\n%v", da, db)
 	}
 	changed := digests(a, class("11"))

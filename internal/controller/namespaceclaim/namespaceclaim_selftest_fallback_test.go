@@ -47,6 +47,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 // webhookAuthorizer is an authorization webhook served on loopback: it has no opinion on anything,
@@ -97,6 +98,15 @@ func startWebhookEnvtest(t *testing.T, w *webhookAuthorizer) client.Client {
 		Set("authorization-webhook-version", "v1").
 		Set("authorization-webhook-cache-authorized-ttl", "1s").
 		Set("authorization-webhook-cache-unauthorized-ttl", "1s")
+	return startOwnEnvtest(t, env, true)
+}
+
+// startOwnEnvtest starts env, a control plane of the test's own, with kube-controller-manager,
+// testRole and (with release) the shipped release ClusterRole, and a manager with the claim and class
+// reconcilers on it. It returns an admin client of env.
+func startOwnEnvtest(t *testing.T, env *envtest.Environment, release bool) client.Client {
+	t.Helper()
+	g := NewWithT(t)
 	cfg2, err := env.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = env.Stop() })
@@ -104,6 +114,11 @@ func startWebhookEnvtest(t *testing.T, w *webhookAuthorizer) client.Client {
 	g.Expect(err).NotTo(HaveOccurred())
 	startControllerManagerFor(t, env, c)
 	g.Expect(c.Create(ctx, testRole())).To(Succeed())
+	if release {
+		role, err := testenv.ReleaseClusterRole(filepath.Join("..", "..", ".."))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(c.Create(ctx, role)).To(Succeed())
+	}
 
 	mgr, err := ctrl.NewManager(cfg2, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache: informers.CacheOptions("", nil), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})

@@ -53,6 +53,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 // The ConfigMap protocol runs in the suite with the shell operator's defaults and its own class.
@@ -131,7 +132,7 @@ func TestMain(m *testing.M) {
 }
 
 // startEnvtest starts the control plane in KUBEBUILDER_ASSETS with the generated CRDs, sets cfg and
-// k8s, and creates testRole. It stops what it started if a later step fails.
+// k8s, and creates testRole and the shipped release ClusterRole. It stops what it started if a later step fails.
 func startEnvtest() error {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -158,6 +159,13 @@ func startEnvtest() error {
 	// explicit rules instead.
 	if err := k8s.Create(context.Background(), testRole()); err != nil {
 		return stop(fmt.Errorf("creating test ClusterRole in the control plane of KUBEBUILDER_ASSETS=%s: %w", assets, err))
+	}
+	release, err := testenv.ReleaseClusterRole(filepath.Join("..", "..", ".."))
+	if err == nil {
+		err = k8s.Create(context.Background(), release)
+	}
+	if err != nil {
+		return stop(fmt.Errorf("creating the release ClusterRole in the control plane of KUBEBUILDER_ASSETS=%s: %w", assets, err))
 	}
 	return nil
 }
