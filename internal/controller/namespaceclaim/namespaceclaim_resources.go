@@ -74,28 +74,35 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 		}
 	}
 	action := childAction(desired, current)
-	if _, stale := have.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]; ok && stale && action != childReplace {
-		if err := r.dropClaimName(ctx, have); err != nil {
-			return false, fmt.Errorf("updating %s %s: %w", gvk.Kind, key, err)
-		}
-	}
+	_, named := have.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]
+	named = ok && named
+	// An apply that only moves the digest (an upgrade changed how it is taken) or drops a field of a map
+	// the class no longer sets changes nothing anyone may do: it is no repair, and the claim is not
+	// tested again for it.
+	repair := action == childReplace || !digestOnly(desired, current)
 	switch action {
 	case childUpToDate:
+		if named {
+			return false, r.dropClaimName(ctx, have, gvk.Kind)
+		}
 		return false, nil
 	case childReplace:
 		uid, rv := have.GetUID(), have.GetResourceVersion()
 		if err := r.Delete(ctx, have, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
 			return false, fmt.Errorf("replacing %s %s: %w", gvk.Kind, key, err)
 		}
+		named = false
 	}
-	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: desired})
-	if err := r.Apply(ctx, ac, client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
+	applied := &unstructured.Unstructured{Object: desired}
+	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
-	// An apply that only moves the digest (an upgrade changed how it is taken) or drops a field of a map
-	// the class no longer sets changes nothing anyone may do: it is no repair, and the claim is not
-	// tested again for it.
-	return action == childReplace || !digestOnly(desired, current), nil
+	// The apply removed the claim-name annotation if nsclaim's field owner had applied it (0.3.0); one
+	// written with an update (0.2.0) is still in the answer, and goes with one patch more.
+	if _, still := applied.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]; named && still {
+		return repair, r.dropClaimName(ctx, have, gvk.Kind)
+	}
+	return repair, nil
 }
 
 // digestOnly reports whether current, an object that exists, carries every field of the apply
@@ -124,13 +131,18 @@ func digestOnly(desired, current map[string]any) bool {
 var dropClaimNamePatch = client.RawPatch(types.MergePatchType,
 	[]byte(`{"metadata":{"annotations":{"`+tenancyv1alpha1.ClaimNameAnnotation+`":null}}}`))
 
-// dropClaimName removes the claim-name annotation from the child have, once. Children no longer carry
-// it (only the namespace names its claim), and the server-side apply that follows removes it only where
+// dropClaimName removes the claim-name annotation from the child have, of kind kind, once. Children no
+// longer carry it (only the namespace names its claim), and a server-side apply removes it only where
 // nsclaim's field owner set it: a child made by another field manager (by 0.2.0, or by anyone who
-// added the annotation) would keep it, and with it an annotation map of its own in the cache. It is not
-// a repair: nothing the tenant may do changed.
-func (r *NamespaceClaimReconciler) dropClaimName(ctx context.Context, have client.Object) error {
-	return client.IgnoreNotFound(r.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(kube.FieldOwner)))
+// added the annotation) would keep it, and with it an annotation map of its own in the cache. So it is
+// patched only where no apply is due or the apply left it: every write of an RBAC object by the operator
+// costs kube-apiserver's escalation check (docs/benchmarks.md). It is not a repair: nothing the tenant
+// may do changed.
+func (r *NamespaceClaimReconciler) dropClaimName(ctx context.Context, have client.Object, kind string) error {
+	if err := r.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("updating %s %s: %w", kind, client.ObjectKeyFromObject(have), err)
+	}
+	return nil
 }
 
 // identity returns the replacer that takes, out of the text a child's digest is made of, the values
