@@ -62,8 +62,9 @@ func TestUpgradeWritesEachChildOnce(t *testing.T) {
 	}
 	s, writes := pass(1)
 	g.Expect(writes).To(HaveLen(9))
-	children := []client.Object{s.desired.ServiceAccount, s.desired.ResourceQuota, s.desired.LimitRange, s.desired.NetworkPolicy,
-		s.desired.NamespaceWatcher, s.desired.NamespaceWatcherBinding}
+	children := make([]client.Object, 0, 6+len(s.desired.RoleBindings))
+	children = append(children, s.desired.ServiceAccount, s.desired.ResourceQuota, s.desired.LimitRange, s.desired.NetworkPolicy,
+		s.desired.NamespaceWatcher, s.desired.NamespaceWatcherBinding)
 	for _, rb := range s.desired.RoleBindings {
 		children = append(children, rb)
 	}
