@@ -148,7 +148,7 @@ func CreatorSubjects(creator *tenancyv1alpha1.ClaimCreator, bindGroups []string)
 }
 
 // BindCreator turns d into the desired state of a class of credentials mode Requester whose creator is
-// admitted: no ServiceAccount, and the tenant's RoleBindings (the class's role and the release Role)
+// admitted: no ServiceAccount, and the tenant's RoleBindings (the class's role and the release role)
 // and its namespace watcher name the creator instead. The tenant identity the self-test checks is the
 // creator as stamped (username and every group).
 func BindCreator(d *Desired, creator *tenancyv1alpha1.ClaimCreator, class *tenancyv1alpha1.NamespaceClass) {

@@ -28,7 +28,7 @@ import (
 )
 
 // sharedSpecs holds the specs that the children of every claim of a class repeat (a quota's hard
-// limits, a limit range, a network policy, the release Role's rules). It is small: there are a few such
+// limits, a limit range, a network policy). It is small: there are a few such
 // specs per class, and each claim's own looks them up again, so they stay in its current generation;
 // specs unique to one object pass through it and are forgotten.
 var sharedSpecs = newSharedTable[any](1 << 10)
@@ -97,7 +97,7 @@ func compactClaim(o *tenancyv1alpha1.NamespaceClaim) {
 	}
 }
 
-// compactRules shares rules that name no object (every claim's release Role has the same), and interns
+// compactRules shares rules that name no object (the same in many roles), and interns
 // the strings of rules that do (a namespace watcher's names its namespace: no other object has it).
 func compactRules(kind string, rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 	if len(rules) == 0 {

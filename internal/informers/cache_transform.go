@@ -36,7 +36,7 @@ import (
 // object's own name (a namespace's kubernetes.io/metadata.name), which no other object has. The same
 // child of every claim of a class carries the same annotations (its claimpolicy.AppliedAnnotation digest), so
 // those maps are shared whole too (compactAnnotations). The specs every claim of a class
-// repeats (quota, limit range, network policy, release Role rules) are shared whole, and the strings of
+// repeats (quota, limit range, network policy) are shared whole, and the strings of
 // role references, subjects and rules are interned (compactSpec). Values are equal before and after,
 // so no read sees a difference.
 //

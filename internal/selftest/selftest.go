@@ -69,7 +69,8 @@ type Tester struct {
 // Subject is the identity under test, as the claim's desired objects describe it.
 type Subject struct {
 	// Desired are the claim's desired objects: the namespace, the tenant's user and groups, the
-	// RoleBindings, the release Role, the namespace watcher and the tenant's ClusterRole.
+	// RoleBindings (the release one binds the shared release ClusterRole), the namespace watcher and the
+	// tenant's ClusterRole.
 	Desired *claimpolicy.Desired
 	// Requester is the claim's own namespace, which the identity must not reach.
 	Requester string

@@ -144,7 +144,7 @@ func boundRoleField(want client.Object, bindings []*rbacv1.RoleBinding, fields [
 	if !ok || rb.RoleRef.Kind != "ClusterRole" {
 		return claimpolicy.ClusterRoleField{}, false
 	}
-	// bindings are the tenant's, the release Role's, then the class's extra ones in order; fields are
+	// bindings are the tenant's, the release one, then the class's extra ones in order; fields are
 	// spec.clusterRole, then the extra ones in the same order.
 	for i, b := range bindings {
 		if b.Name != rb.Name {
