@@ -76,6 +76,11 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 	action := childAction(desired, current)
 	_, named := have.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]
 	named = ok && named
+	// An RBAC child that grants what it should is not written for its digest alone, unless it is written
+	// anyway (its claim-name annotation goes): then the apply is that one write.
+	if action == childApply && !named && rbacUpToDate(gvk.Kind, desired, current) {
+		action = childUpToDate
+	}
 	// An apply that only moves the digest (an upgrade changed how it is taken) or drops a field of a map
 	// the class no longer sets changes nothing anyone may do: it is no repair, and the claim is not
 	// tested again for it.
