@@ -24,6 +24,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -80,6 +81,49 @@ func ensureRequestsNamespace(ctx context.Context, k *clients) error {
 		return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
 	}
 	return nil
+}
+
+// nspleaseRolesGrant is what nsplease's own RBAC has and nsclaim's no longer does (its release grant is a
+// shared ClusterRole): creating Roles. Ceiling (b) grants it to the operator's ServiceAccount, for its
+// duration only, so that write 4 keeps its cost (kube-apiserver's escalation check) instead of being
+// made by another identity.
+const nspleaseRolesGrant = "nsclaim-bench-nsplease-roles"
+
+// grantNspleaseRoles lets the operator's ServiceAccount create Roles, and returns the function that
+// takes it back.
+func grantNspleaseRoles(ctx context.Context, k *clients) (func(), error) {
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: nspleaseRolesGrant},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles"}, Verbs: []string{"create"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: nspleaseRolesGrant},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: nspleaseRolesGrant},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: operatorNamespace, Name: operatorSA}}}
+	for _, o := range []client.Object{role, binding} {
+		if err := k.c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+		}
+	}
+	revoke := func() {
+		_ = k.c.Delete(context.Background(), binding)
+		_ = k.c.Delete(context.Background(), role)
+	}
+	// The authorizer learns of a binding from its informers: wait until it allows the create.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: operatorUser,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: rbacv1.GroupName, Resource: "roles", Verb: "create", Namespace: nspleaseRequestsNamespace}}}
+		if err := k.c.Create(ctx, sar); err != nil {
+			revoke()
+			return nil, fmt.Errorf("asking whether the operator may create Roles: %w", err)
+		}
+		if sar.Status.Allowed {
+			return revoke, nil
+		}
+		if time.Now().After(deadline) {
+			revoke()
+			return nil, fmt.Errorf("the operator still may not create Roles 30s after %s was bound", nspleaseRolesGrant)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // nsplease makes the ten writes for request name.
@@ -142,6 +186,11 @@ func ceilingNsplease(ctx context.Context, k *clients, rc *rawClient, workers int
 	if err := ensureRequestsNamespace(ctx, k); err != nil {
 		return nil, time.Time{}, time.Time{}, err
 	}
+	revoke, err := grantNspleaseRoles(ctx, k)
+	if err != nil {
+		return nil, time.Time{}, time.Time{}, err
+	}
+	defer revoke()
 	work := make(chan nspleaseRequest, to-from)
 	var (
 		mu          sync.Mutex
