@@ -54,4 +54,3 @@ func QuotaPending(want, have *corev1.ResourceQuota) string {
 	slices.Sort(stale)
 	return waiting("status.hard does not match spec.hard yet for " + strings.Join(stale, ", "))
 }
-

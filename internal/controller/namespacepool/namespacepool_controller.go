@@ -27,8 +27,8 @@ import (
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -116,6 +116,11 @@ func (r *PoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		if at := r.grantsAt(ns); usable && at.After(r.now()) {
+			// Its tenant may not be bound yet (see informers.NamespaceReuse): not ready until then.
+			usable = false
+			p.wakeAt(at.Sub(r.now()))
+		}
 		if usable {
 			p.ready = append(p.ready, ns)
 		} else {
@@ -138,10 +143,21 @@ func (r *PoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if refillErr != nil {
 		return ctrl.Result{}, refillErr
 	}
-	if len(p.creating) > 0 && (res.RequeueAfter == 0 || res.RequeueAfter > creatingPoll) {
-		res.RequeueAfter = creatingPoll
+	if len(p.creating) > 0 {
+		p.wakeAt(creatingPoll)
+	}
+	if p.wake > 0 && (res.RequeueAfter == 0 || res.RequeueAfter > p.wake) {
+		res.RequeueAfter = p.wake
 	}
 	return res, nil
+}
+
+// grantsAt is when the tenant of the pooled namespace ns may be bound (zero: at once).
+func (r *PoolReconciler) grantsAt(ns *corev1.Namespace) time.Time {
+	if r.NameReuse == nil {
+		return time.Time{}
+	}
+	return r.NameReuse.GrantsAt(ns)
 }
 
 // classOf returns the class whose pool label value is label, or nil when there is none.
@@ -179,8 +195,18 @@ func (r *PoolReconciler) pooled(ctx context.Context, label string) ([]*corev1.Na
 // pool is one class's pooled namespaces, sorted out by Reconcile.
 type pool struct {
 	class *tenancyv1alpha1.NamespaceClass
-	// ready are usable now; creating wait for kube-controller-manager; stale are to be deleted.
+	// ready are usable now; creating wait for kube-controller-manager (or for the moment their tenant
+	// may be bound); stale are to be deleted.
 	ready, creating, stale []*corev1.Namespace
+	// wake is the earliest moment, from now, something recorded is due; zero when nothing is.
+	wake time.Duration
+}
+
+// wakeAt records that something is due in d.
+func (p *pool) wakeAt(d time.Duration) {
+	if d > 0 && (p.wake == 0 || d < p.wake) {
+		p.wake = d
+	}
 }
 
 // trim moves the namespaces beyond size to stale: the ones still being made first, then the newest
