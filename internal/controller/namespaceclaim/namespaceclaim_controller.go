@@ -286,7 +286,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		repair bool
 	}{
 		{r.reconcileFence, true},
-		{r.reconcilePool, false},
+		{r.reconcilePool, true},
 		{r.reconcileNamespace, true},
 		{r.reconcileRequestOwner, true},
 		{r.reconcileChildren, true},
