@@ -303,6 +303,7 @@ func run(o options) error {
 		DefaultServiceAccounts: defaultSAs,
 		NameReuse:              nameReuse,
 		ClaimsBusy:             claims.Busy,
+		FenceCovers:            claims.FenceCoversPool,
 		RefillRate:             o.poolRefillRate,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up namespace pool controller: %w", err)

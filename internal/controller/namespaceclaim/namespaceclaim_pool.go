@@ -35,6 +35,12 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
+// FenceCoversPool reports whether pooled namespaces may be made and handed out: the fence is not
+// required, or this release's fence is intact, whose label guard lets nobody but the operator put a
+// pool's labels on a namespace (an older fence does not, and a namespace someone else made look pooled
+// could be handed to a claim with whatever its maker put in it).
+func (r *NamespaceClaimReconciler) FenceCoversPool() bool { return r.fenceCoversSleep() }
+
 // Busy reports whether the claim reconciler has claims in hand; the pool's refill waits while it
 // does, so it never takes the API server's time from claims.
 func (r *NamespaceClaimReconciler) Busy() bool { return r.inFlight.Load() > 0 }
@@ -92,9 +98,12 @@ func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimSc
 		}
 		return nil
 	}
-	ns, err := r.handOut(ctx, s)
-	if err != nil {
-		return err
+	var ns *corev1.Namespace
+	if r.FenceCoversPool() {
+		var err error
+		if ns, err = r.handOut(ctx, s); err != nil {
+			return err
+		}
 	}
 	if ns == nil {
 		s.pooled = tenancyv1alpha1.PoolEmptyReason

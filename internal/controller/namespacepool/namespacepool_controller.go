@@ -52,6 +52,8 @@ const (
 	DefaultRefillRate = 5
 	// busyPoll is when a refill held back by the claims' work looks again.
 	busyPoll = 500 * time.Millisecond
+	// fencePoll looks again at a pool held back because the admission fence does not cover it.
+	fencePoll = 15 * time.Second
 	// creatingPoll re-checks pooled namespaces kube-controller-manager has not made usable yet (its
 	// `default` ServiceAccount is not watched here).
 	creatingPoll = time.Second
@@ -82,6 +84,10 @@ type PoolReconciler struct {
 	// ClaimsBusy reports whether the claim reconciler has work in hand; the refill waits while it
 	// does, so it never takes the API server's time from claims. nil: never busy.
 	ClaimsBusy func() bool
+	// FenceCovers reports whether the admission fence in force lets nobody but the operator put a
+	// pool's labels on a namespace (NamespaceClaimReconciler.FenceCoversPool); while it does not, the
+	// pool makes nothing (it still deletes what is stale or surplus). nil: not required.
+	FenceCovers func() bool
 	// RefillRate is the most namespaces per second one class's pool creates; 0 means DefaultRefillRate.
 	RefillRate float64
 
@@ -243,6 +249,9 @@ func (r *PoolReconciler) refill(ctx context.Context, p *pool) (ctrl.Result, erro
 	missing := claimpolicy.PoolSize(p.class) - len(p.ready) - len(p.creating)
 	if missing <= 0 {
 		return ctrl.Result{}, nil
+	}
+	if r.FenceCovers != nil && !r.FenceCovers() {
+		return ctrl.Result{RequeueAfter: fencePoll}, nil
 	}
 	if r.ClaimsBusy != nil && r.ClaimsBusy() {
 		return ctrl.Result{RequeueAfter: busyPoll}, nil
