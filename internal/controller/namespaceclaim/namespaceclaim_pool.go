@@ -231,20 +231,32 @@ type applied struct {
 // reconcileChildren applies one after the other. Every child of a handed-out namespace changes (it gains
 // the claim's marks, and the bindings are new), and kube-apiserver spends most of a handout in the RBAC
 // escalation checks of its RoleBindings, ClusterRole and ClusterRoleBinding (docs/benchmarks.md):
-// made one after the other they add up.
+// made one after the other they add up. Everything goes at once but the namespace watcher's
+// ClusterRoleBinding, which follows its ClusterRole.
 func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimScope, objs []client.Object, id *strings.Replacer) []applied {
 	if s.handedOut == nil || s.handedOut.Name != s.desired.Namespace.Name {
 		return nil
 	}
 	out := make([]applied, len(objs))
-	var wg sync.WaitGroup
-	for i, want := range objs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i].changed, out[i].err = r.applyChild(ctx, want, id, false)
-		}()
+	// The namespace watcher's ClusterRoleBinding comes after its ClusterRole: kube-apiserver refuses a
+	// binding to a role the operator may not bind that does not exist yet (NotFound).
+	watcherBinding := client.Object(s.desired.NamespaceWatcherBinding)
+	for _, wave := range []func(client.Object) bool{
+		func(o client.Object) bool { return o != watcherBinding },
+		func(o client.Object) bool { return o == watcherBinding },
+	} {
+		var wg sync.WaitGroup
+		for i, want := range objs {
+			if !wave(want) {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i].changed, out[i].err = r.applyChild(ctx, want, id, false)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	return out
 }
