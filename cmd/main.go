@@ -46,7 +46,6 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
-	"github.com/nsclaim/nsclaim-operator/internal/controller/namespacepool"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
@@ -124,7 +123,7 @@ func main() {
 	flag.StringVar(&o.kubeconfigCAFile, "kubeconfig-ca-file", os.Getenv("NSCLAIM_KUBECONFIG_CA_FILE"),
 		"CA bundle written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_CA_FILE).")
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", envInt("NSCLAIM_WORKERS", 32), "Claims reconciled in parallel (NSCLAIM_WORKERS).")
-	flag.Float64Var(&o.poolRefillRate, "pool-refill-rate", envFloat("NSCLAIM_POOL_REFILL_RATE", namespacepool.DefaultRefillRate),
+	flag.Float64Var(&o.poolRefillRate, "pool-refill-rate", envFloat("NSCLAIM_POOL_REFILL_RATE", defaultPoolRefillRate),
 		"Namespaces per second one class's warm pool creates at most; the refill also waits while claims are being reconciled (NSCLAIM_POOL_REFILL_RATE).")
 	flag.IntVar(&o.selfTestConcurrency, "self-test-concurrency", 8, "SubjectAccessReviews in flight per claim (the self-test's sample behind a webhook authorizer or for a keyless creator).")
 	flag.Float64Var(&o.qps, "kube-api-qps", envFloat("NSCLAIM_KUBE_API_QPS", 500),
@@ -292,21 +291,8 @@ func run(o options) error {
 		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
 		NameReuse:                nameReuse,
 	}
-	if err := claims.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
-	}
-	if err := (&namespacepool.PoolReconciler{
-		Client:                 mgr.GetClient(),
-		APIReader:              mgr.GetAPIReader(),
-		Recorder:               mgr.GetEventRecorder("nsclaim"),
-		Clock:                  clock.RealClock{},
-		DefaultServiceAccounts: defaultSAs,
-		NameReuse:              nameReuse,
-		ClaimsBusy:             claims.Busy,
-		FenceCovers:            claims.FenceCoversPool,
-		RefillRate:             o.poolRefillRate,
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up namespace pool controller: %w", err)
+	if err := setupClaimsAndPool(mgr, claims, o.poolRefillRate); err != nil {
+		return err
 	}
 	if err := (&namespaceorphan.OrphanReconciler{
 		Client:    mgr.GetClient(),
@@ -337,9 +323,6 @@ func run(o options) error {
 	monitoring.Register()
 	if err := ctrlmetrics.Registry.Register(monitoring.NewClaimCollector(mgr.GetCache())); err != nil {
 		return fmt.Errorf("registering claim metrics: %w", err)
-	}
-	if err := ctrlmetrics.Registry.Register(monitoring.NewPoolCollector(mgr.GetCache())); err != nil {
-		return fmt.Errorf("registering pool metrics: %w", err)
 	}
 	// Installed by OLM, the operator reports Upgradeable=False while its leader runs the startup pass.
 	olmReporter, err := olmcondition.NewReporter(cfg, o.leaderElectionNamespace)

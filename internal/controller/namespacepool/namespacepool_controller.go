@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package namespacepool keeps each NamespaceClass's warm pool (spec.pool): namespaces made ahead,
 // already usable, bound to nobody, that the claim reconciler hands to claims (docs/pool.md).
 package namespacepool
