@@ -55,15 +55,16 @@ func (r *NamespaceClaimReconciler) rememberNamespace(s *claimScope, name string)
 	r.given.Store(s.claim.UID, name)
 }
 
+// forgetGiven drops what rememberNamespace kept for a claim whose status now records its namespace.
+func (r *NamespaceClaimReconciler) forgetGiven(claim *tenancyv1alpha1.NamespaceClaim) {
+	r.given.Delete(claim.UID)
+}
+
 // givenNamespace returns the namespace a claim that holds none in its status was given before, or "":
 // one this process remembers (rememberNamespace), else one that carries the claim's UID label (a
 // handout or a create whose status write was lost to a crash or to the quiet wait). It is asked only
 // for a claim of a class with a pool, the one case where the claim's namespace name is not derived.
 func (r *NamespaceClaimReconciler) givenNamespace(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim) (string, error) {
-	if claim.Status.Namespace != "" {
-		r.given.Delete(claim.UID)
-		return "", nil
-	}
 	if v, ok := r.given.Load(claim.UID); ok {
 		return v.(string), nil
 	}
