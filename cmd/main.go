@@ -84,6 +84,7 @@ type options struct {
 	kubeconfigCAFile         string
 	maxConcurrentReconciles  int
 	selfTestConcurrency      int
+	poolRefillRate           float64
 	qps                      float64
 	burst                    int
 	requestsNamespace        string
@@ -122,6 +123,8 @@ func main() {
 	flag.StringVar(&o.kubeconfigCAFile, "kubeconfig-ca-file", os.Getenv("NSCLAIM_KUBECONFIG_CA_FILE"),
 		"CA bundle written into issued kubeconfigs; defaults to the one the operator uses (NSCLAIM_KUBECONFIG_CA_FILE).")
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", envInt("NSCLAIM_WORKERS", 32), "Claims reconciled in parallel (NSCLAIM_WORKERS).")
+	flag.Float64Var(&o.poolRefillRate, "pool-refill-rate", envFloat("NSCLAIM_POOL_REFILL_RATE", defaultPoolRefillRate),
+		"Namespaces per second one class's warm pool creates at most; the refill also waits while claims are being reconciled (NSCLAIM_POOL_REFILL_RATE).")
 	flag.IntVar(&o.selfTestConcurrency, "self-test-concurrency", 8, "SubjectAccessReviews in flight per claim (the self-test's sample behind a webhook authorizer or for a keyless creator).")
 	flag.Float64Var(&o.qps, "kube-api-qps", envFloat("NSCLAIM_KUBE_API_QPS", 500),
 		"Client-side QPS limit towards the API server; the API server's priority and fairness protects it beyond that (NSCLAIM_KUBE_API_QPS). See docs/benchmarks.md.")
@@ -271,7 +274,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if err := (&namespaceclaim.NamespaceClaimReconciler{
+	claims := &namespaceclaim.NamespaceClaimReconciler{
 		Bindings:                 bindings,
 		DefaultServiceAccounts:   defaultSAs,
 		ActivePods:               activePods,
@@ -287,8 +290,9 @@ func run(o options) error {
 		Fence:                    fenceGate,
 		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
 		NameReuse:                nameReuse,
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
+	}
+	if err := setupClaimsAndPool(mgr, claims, o.poolRefillRate); err != nil {
+		return err
 	}
 	if err := (&namespaceorphan.OrphanReconciler{
 		Client:    mgr.GetClient(),

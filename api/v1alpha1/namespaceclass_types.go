@@ -143,6 +143,38 @@ type NamespaceClassSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Access"
 	Access AccessSpec `json:"access,omitempty"`
+
+	// pool keeps namespaces of this class made ahead, so a claim is handed one at once instead of
+	// waiting for a new one (docs/pool.md).
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pool"
+	Pool PoolSpec `json:"pool,omitempty"`
+}
+
+// PoolSpec sizes a class's warm pool. A pooled namespace is made like a claim's (Pod Security labels,
+// quota, limit range, network policy, the tenant ServiceAccount) but bound to nobody, with no token and
+// no Secret; a claim that does not set spec.namespaceName takes one and gets its name, the class's
+// naming.prefix followed by random characters. A claim that sets spec.namespaceName never gets a pooled
+// namespace.
+type PoolSpec struct {
+	// size is how many namespaces of this class the operator keeps ready for claims. 0 (the default)
+	// turns the pool off and deletes the namespaces it holds.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0 && self <= 100",message="pool.size must be between 0 (no pool) and 100"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pool Size",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
+	Size int32 `json:"size,omitempty"`
+}
+
+// PoolStatus counts a class's pooled namespaces.
+type PoolStatus struct {
+	// ready counts the pooled namespaces a claim may be handed now.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pool Ready",xDescriptors={"urn:alm:descriptor:text"}
+	Ready int32 `json:"ready"`
+	// creating counts the pooled namespaces kube-controller-manager has not made usable yet.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pool Creating",xDescriptors={"urn:alm:descriptor:text"}
+	Creating int32 `json:"creating"`
 }
 
 // ExtraRoleBinding is a RoleBinding that a class adds to each namespace.
@@ -337,6 +369,11 @@ type NamespaceClassStatus struct {
 	// +patchMergeKey=type
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// pool counts the class's pooled namespaces; unset when the class has no pool.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Pool"
+	Pool *PoolStatus `json:"pool,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -346,6 +383,8 @@ type NamespaceClassStatus struct {
 // +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.spec.clusterRole`
 // +kubebuilder:printcolumn:name="Max TTL",type=string,JSONPath=`.spec.lifetime.maxTTL`
 // +kubebuilder:printcolumn:name="Idle TTL",type=string,JSONPath=`.spec.lifetime.idleTTL`
+// +kubebuilder:printcolumn:name="Pool",type=integer,JSONPath=`.spec.pool.size`,priority=1
+// +kubebuilder:printcolumn:name="Pool Ready",type=integer,JSONPath=`.status.pool.ready`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -221,6 +221,9 @@ func TestClassValidation(t *testing.T) {
 		wantErr string
 	}{
 		{name: "empty spec is valid (defaults)"},
+		{name: "pool of 100", spec: tenancyv1alpha1.NamespaceClassSpec{Pool: tenancyv1alpha1.PoolSpec{Size: 100}}},
+		{name: "pool too large", spec: tenancyv1alpha1.NamespaceClassSpec{Pool: tenancyv1alpha1.PoolSpec{Size: 101}}, wantErr: "pool.size must be between 0 (no pool) and 100"},
+		{name: "pool negative", spec: tenancyv1alpha1.NamespaceClassSpec{Pool: tenancyv1alpha1.PoolSpec{Size: -1}}, wantErr: "pool.size must be between 0 (no pool) and 100"},
 		{name: "ttl order", spec: tenancyv1alpha1.NamespaceClassSpec{Lifetime: tenancyv1alpha1.LifetimeSpec{DefaultTTL: dur(48 * time.Hour), MaxTTL: dur(24 * time.Hour)}}, wantErr: "lifetime.defaultTTL must not exceed lifetime.maxTTL"},
 		{name: "default ttl above defaulted max", spec: tenancyv1alpha1.NamespaceClassSpec{Lifetime: tenancyv1alpha1.LifetimeSpec{DefaultTTL: dur(200 * time.Hour)}}, wantErr: "lifetime.defaultTTL must not exceed lifetime.maxTTL"},
 		{name: "token ttl too short", spec: tenancyv1alpha1.NamespaceClassSpec{Credentials: tenancyv1alpha1.CredentialsSpec{TokenTTL: dur(5 * time.Minute), RenewBefore: dur(time.Minute)}}, wantErr: "credentials.tokenTTL must be between 10m and 48h"},

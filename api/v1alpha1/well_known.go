@@ -36,6 +36,16 @@ const (
 	ClaimNameAnnotation = "tenancy.nsclaim.dev/claim-name"
 	// ClassLabel carries the class a namespace was made from.
 	ClassLabel = "tenancy.nsclaim.dev/class"
+	// PoolLabel marks a namespace of a class's warm pool, bound to nobody, with the class as ClassLabel
+	// gives it. A handout replaces it with the claim's ownership marks.
+	PoolLabel = "tenancy.nsclaim.dev/pool"
+	// PoolClassUIDLabel carries the UID of the class a pooled namespace was made for.
+	PoolClassUIDLabel = "tenancy.nsclaim.dev/pool-class-uid"
+	// PoolGenerationLabel carries the class generation a pooled namespace was made from; a pooled
+	// namespace of another generation is deleted and made again.
+	PoolGenerationLabel = "tenancy.nsclaim.dev/pool-generation"
+	// PooledAnnotation on a claim's namespace records that it came from its class's pool.
+	PooledAnnotation = "tenancy.nsclaim.dev/pooled"
 
 	// TokenExpiresAtAnnotation on a credentials Secret records when its token expires (RFC 3339).
 	TokenExpiresAtAnnotation = "tenancy.nsclaim.dev/token-expires-at"
@@ -105,6 +115,10 @@ const (
 	// ExpiredCondition is True once the claim's TTL has passed, or its namespace stayed idle for its idle
 	// TTL (reason IdleExpired), and its namespace was deleted.
 	ExpiredCondition = "Expired"
+	// PooledCondition reports, for a claim of a class with a pool that does not set
+	// spec.namespaceName, whether its namespace came from the pool (PoolHit) or was made for it because
+	// the pool was empty (PoolEmpty).
+	PooledCondition = "Pooled"
 )
 
 // Condition reasons of a NamespaceClaim.
@@ -205,6 +219,13 @@ const (
 	// CreatorBoundReason: the CredentialsReady reason of a claim of credentials mode Requester: no token,
 	// the namespace's RoleBindings name the claim's creator.
 	CreatorBoundReason = "CreatorBound"
+	// PoolHitReason: the Pooled reason of a claim handed a namespace from its class's pool.
+	PoolHitReason = "PoolHit"
+	// PoolEmptyReason: the Pooled reason of a claim whose class's pool had no ready namespace; a new
+	// namespace was made for it.
+	PoolEmptyReason = "PoolEmpty"
+	// PoolRefillFailedReason: the Event reason on a class whose pool could not make a namespace.
+	PoolRefillFailedReason = "PoolRefillFailed"
 )
 
 // RefusalReasons are the Ready=False reasons that mean the operator will not go on until a person

@@ -189,8 +189,8 @@ func TestRunnableAcceptsThePreviousRelease(t *testing.T) {
 	}
 	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true, Release: prev.Release, Found: []string{"unlabelled"}}))
 
-	// An upgrade's apply under way: this release's fence policy next to the label guard as before (the
-	// same in both releases here), so this release's fence is complete.
+	// An upgrade's apply: this release's fence policy and label guard (the label guard gained the warm
+	// pool's rule; its version label is left as it was), so this release's fence is complete.
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(own.Policy), policy)).To(Succeed())
 	policy.Spec.Validations = own.Policy.Spec.Validations
@@ -199,6 +199,12 @@ func TestRunnableAcceptsThePreviousRelease(t *testing.T) {
 	policy.Spec.MatchConstraints = own.Policy.Spec.MatchConstraints
 	policy.Labels = map[string]string{VersionLabel: own.Release}
 	g.Expect(admin.Update(ctx, policy)).To(Succeed())
+	guard := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(own.LabelGuard), guard)).To(Succeed())
+	guard.Spec.MatchConstraints = own.LabelGuard.Spec.MatchConstraints
+	guard.Spec.Variables = own.LabelGuard.Spec.Variables
+	guard.Spec.Validations = own.LabelGuard.Spec.Validations
+	g.Expect(admin.Update(ctx, guard)).To(Succeed())
 	g.Eventually(latest, 10*time.Second, 50*time.Millisecond).Should(Equal(Status{Intact: true, Release: own.Release, Found: []string{"9.9.9", "unlabelled"}}))
 
 	// A policy altered further matches neither release's fence.

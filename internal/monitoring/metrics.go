@@ -74,6 +74,10 @@ const (
 	ClusterWideGrantsName    = "nsclaim_cluster_wide_grants"
 	KubeconfigServerName     = "nsclaim_kubeconfig_server_in_cluster_only"
 	OldestWaitName           = "nsclaim_oldest_claim_wait_seconds"
+	PoolHitsName             = "nsclaim_pool_hits_total"
+	PoolMissesName           = "nsclaim_pool_misses_total"
+	PoolNamespacesName       = "nsclaim_pool_namespaces"
+	PoolCreatedName          = "nsclaim_pool_namespaces_created_total"
 )
 
 // Label names.
@@ -145,6 +149,14 @@ var Definitions = []Definition{
 		Help: "Bindings, other than the API server's defaults, that grant something to every ServiceAccount (system:serviceaccounts) or every user (system:authenticated), as of the last self-test; each is reported once with a Warning Event on the binding. Absent until the first self-test."},
 	{Name: KubeconfigServerName, Kind: Gauge,
 		Help: "1 if handed kubeconfigs name an API server address only clients inside the cluster reach (the operator runs in a Pod, NSCLAIM_KUBECONFIG_SERVER is not set and kube-public/cluster-info publishes no other address), 0 otherwise; set at start."},
+	{Name: PoolHitsName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Claims handed a namespace from their class's warm pool (spec.pool; docs/pool.md)."},
+	{Name: PoolMissesName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Claims of a class with a warm pool that found no ready pooled namespace and got a new one (condition Pooled, reason PoolEmpty)."},
+	{Name: PoolNamespacesName, Kind: Gauge, Labels: []string{ClassLabel, StateLabel}, Collected: true,
+		Help: "Pooled namespaces of each class with a pool, by state: ready (a claim may be handed one now) or creating (kube-controller-manager has not made it usable yet); read from the classes' status.pool in the informer cache at scrape time."},
+	{Name: PoolCreatedName, Kind: Counter, Labels: []string{ClassLabel},
+		Help: "Namespaces created to fill a class's warm pool."},
 }
 
 // lookup returns the entry of Definitions with the given name; it panics if there is none, which
@@ -193,12 +205,15 @@ var (
 	selfTestRequests     = counterVec(SelfTestRequestsName)
 	clusterWideGrants    = gaugeVec(ClusterWideGrantsName)
 	kubeconfigServer     = gaugeVec(KubeconfigServerName)
+	poolHits             = counterVec(PoolHitsName)
+	poolMisses           = counterVec(PoolMissesName)
+	poolCreated          = counterVec(PoolCreatedName)
 
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
 		expiries, idleExpiries, sleeps, wakes, sleepReapplied, sleepReplicaSeconds, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
-		selfTestRequests, clusterWideGrants, kubeconfigServer,
+		selfTestRequests, clusterWideGrants, kubeconfigServer, poolHits, poolMisses, poolCreated,
 	}
 	registerOnce sync.Once
 )

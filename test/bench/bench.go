@@ -41,6 +41,7 @@ type benchOptions struct {
 	ceilingWorkers           int
 	fillWorkers              int
 	latency                  int
+	pool                     int
 	latencyPause             time.Duration
 	idle                     time.Duration
 	settle                   time.Duration
@@ -58,6 +59,7 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.IntVar(&o.createParallel, "create-parallel", 32, "Concurrent claim (and ceiling (b) request) creates of a burst.")
 	fs.IntVar(&o.ceilingWorkers, "ceiling-workers", 32, "Concurrency of the ceilings' raw client: the best this control plane serves, whatever the operator's workers.")
 	fs.IntVar(&o.latency, "latency", 20, "Single claims, one at a time on an idle cluster, for the created -> Ready median (nsclaim) and the raw client's (0 to skip).")
+	fs.IntVar(&o.pool, "pool", 50, "Size of the warm pool of the pool phase (a class with spec.pool.size; single claims from the full pool, then a burst of that size); 0 to skip.")
 	fs.DurationVar(&o.latencyPause, "latency-pause", time.Second, "Pause after each single claim, so the next starts on an idle cluster.")
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
@@ -230,6 +232,11 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 
 	for _, n := range o.bursts {
 		if err := b.burst(ctx, n); err != nil {
+			return err
+		}
+	}
+	if o.pool > 0 {
+		if err := b.poolPhase(ctx); err != nil {
 			return err
 		}
 	}

@@ -118,6 +118,11 @@ func ensureNamespaces(ctx context.Context, k *clients, names []string) error {
 // into requester namespaces of perNS claims each, and sends each to out (if not nil) as its create
 // returns. It returns them in creation order.
 func createClaims(ctx context.Context, k *clients, series string, from, to, perNS, parallel int, out chan<- claimRef) ([]claimRef, error) {
+	return createClaimsOf(ctx, k, benchClassName, series, from, to, perNS, parallel, out)
+}
+
+// createClaimsOf is createClaims for claims of class.
+func createClaimsOf(ctx context.Context, k *clients, class, series string, from, to, perNS, parallel int, out chan<- claimRef) ([]claimRef, error) {
 	var nss []string
 	for i := from; i < to; i++ {
 		if n := requesterNamespace(series, i, perNS); len(nss) == 0 || nss[len(nss)-1] != n {
@@ -141,7 +146,7 @@ func createClaims(ctx context.Context, k *clients, series string, from, to, perN
 			for i := range idx {
 				c := &tenancyv1alpha1.NamespaceClaim{
 					ObjectMeta: metav1.ObjectMeta{Namespace: requesterNamespace(series, i, perNS), Name: fmt.Sprintf("%s-%05d", series, i)},
-					Spec:       tenancyv1alpha1.NamespaceClaimSpec{ClassName: benchClassName},
+					Spec:       tenancyv1alpha1.NamespaceClaimSpec{ClassName: class},
 				}
 				err := k.c.Create(ctx, c)
 				ref := claimRef{namespace: c.Namespace, name: c.Name, created: time.Now(), obj: c}

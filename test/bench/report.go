@@ -109,6 +109,7 @@ type report struct {
 	operatorArgs   string
 	ceilingWorkers int
 	latency        *latencyRow
+	pool           *poolRow
 	bursts         []burstRow
 	idle           *idleRow
 	restarts       []restartRow
@@ -139,6 +140,9 @@ func (r report) markdown() string {
 			p("| %s | %d | %s | %s | %s |", x.name, len(x.lat), secs3(percentile(x.lat, 0)), secs3(percentile(x.lat, 50)), secs3(percentile(x.lat, 100)))
 		}
 		p("")
+	}
+	if r.pool != nil {
+		r.pool.markdown(p)
 	}
 	p("### Targets (issues 13 and 30; printed, not asserted)")
 	p("")

@@ -79,7 +79,10 @@ var managed = client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alp
 //   - every child with the managed-by label lives in a namespace of the claim its labels name, or in a
 //     terminating one;
 //   - every credentials Secret with the managed-by label belongs to an existing claim of its own
-//     namespace.
+//     namespace;
+//   - a pooled namespace (claimpolicy.IsPooled: a class's warm pool, no claim's) is no orphan, but it
+//     holds no Secret, no RoleBinding and no child marked for a claim, and no ClusterRoleBinding
+//     (its namespace watcher's) names it: it is bound to nobody.
 //
 // It returns an error only when a list fails.
 func Check(ctx context.Context, c client.Client, o Options) ([]string, error) {
@@ -97,6 +100,15 @@ func Check(ctx context.Context, c client.Client, o Options) ([]string, error) {
 		byUID[string(claims.Items[i].UID)] = &claims.Items[i]
 	}
 	live := checkNamespaces(v, nss.Items, byUID)
+	pooled := map[string]bool{}
+	for _, ns := range nss.Items {
+		if claimpolicy.IsPooled(&ns) && ns.DeletionTimestamp.IsZero() {
+			pooled[ns.Name] = true
+		}
+	}
+	if err := checkPooled(ctx, c, v, pooled); err != nil {
+		return nil, err
+	}
 
 	children, err := listChildren(ctx, c)
 	if err != nil {
@@ -108,7 +120,7 @@ func Check(ctx context.Context, c client.Client, o Options) ([]string, error) {
 			terminating[ns.Name] = true
 		}
 	}
-	checkChildOwners(v, children, live, terminating)
+	checkChildOwners(v, children, live, terminating, pooled)
 
 	secrets := &corev1.SecretList{}
 	if err := c.List(ctx, secrets, managed); err != nil {
@@ -121,7 +133,7 @@ func Check(ctx context.Context, c client.Client, o Options) ([]string, error) {
 		if err := c.List(ctx, classes); err != nil {
 			return nil, fmt.Errorf("listing NamespaceClasses: %w", err)
 		}
-		s := &settled{v: v, claims: claims.Items, live: live, terminating: terminating, children: children, secretsOf: secretsOf}
+		s := &settled{v: v, claims: claims.Items, live: live, terminating: terminating, children: children, secretsOf: secretsOf, pooled: pooled}
 		s.check(classes.Items)
 		if err := s.checkTenantServiceAccounts(ctx, c); err != nil {
 			return nil, err
@@ -172,6 +184,8 @@ func checkNamespaces(v *violations, nss []corev1.Namespace, byUID map[string]*te
 		switch {
 		case !ns.DeletionTimestamp.IsZero():
 			// A namespace being deleted may outlive its claim.
+		case !ok && claimpolicy.IsPooled(&ns):
+			// A class's warm pool: no claim holds it (checkPooled checks it is bound to nobody).
 		case !ok:
 			v.add("namespace %s (claim-uid %q) belongs to no claim and is not terminating", ns.Name, uid)
 		default:
@@ -243,9 +257,15 @@ func compare(a, b string) int {
 
 // checkChildOwners checks that every managed child lives in a live namespace of the claim its labels
 // name, or in a terminating namespace.
-func checkChildOwners(v *violations, children []child, live map[string]*tenancyv1alpha1.NamespaceClaim, terminating map[string]bool) {
+func checkChildOwners(v *violations, children []child, live map[string]*tenancyv1alpha1.NamespaceClaim, terminating, pooled map[string]bool) {
 	for _, ch := range children {
 		if terminating[ch.namespace] {
+			continue
+		}
+		if pooled[ch.namespace] {
+			if ch.claimUID != "" {
+				v.add("%s %s/%s is in pooled namespace %s but marked for claim-uid %q", ch.kind, ch.namespace, ch.name, ch.namespace, ch.claimUID)
+			}
 			continue
 		}
 		claim, ok := live[ch.namespace]
@@ -287,6 +307,8 @@ type settled struct {
 	terminating map[string]bool
 	children    []child
 	secretsOf   map[string][]*corev1.Secret
+	// pooled holds the names of the pooled namespaces.
+	pooled map[string]bool
 	// saUID is the tenant ServiceAccount's UID per namespace.
 	saUID map[string]string
 }
@@ -389,7 +411,7 @@ func (s *settled) checkTenantServiceAccounts(ctx context.Context, c client.Clien
 		return fmt.Errorf("listing ServiceAccounts named %s: %w", tenancyv1alpha1.TenantServiceAccountName, err)
 	}
 	for _, sa := range sas.Items {
-		if _, ok := s.live[sa.Namespace]; !ok && !s.terminating[sa.Namespace] {
+		if _, ok := s.live[sa.Namespace]; !ok && !s.terminating[sa.Namespace] && !s.pooled[sa.Namespace] {
 			s.v.add("ServiceAccount %s/%s lives outside the claims' namespaces", sa.Namespace, sa.Name)
 		}
 	}
@@ -456,4 +478,33 @@ func (v *violations) result() []string {
 		return append(out[:maxViolations], fmt.Sprintf("... and %d more", len(out)-maxViolations))
 	}
 	return out
+}
+
+// checkPooled checks that each pooled namespace is bound to nobody and holds no credentials: no
+// Secret and no RoleBinding of anyone's in it, and no namespace watcher ClusterRoleBinding for it.
+func checkPooled(ctx context.Context, c client.Client, v *violations, pooled map[string]bool) error {
+	for ns := range pooled {
+		secrets := &corev1.SecretList{}
+		if err := c.List(ctx, secrets, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("listing Secrets in %s: %w", ns, err)
+		}
+		for _, s := range secrets.Items {
+			v.add("pooled namespace %s holds Secret %s", ns, s.Name)
+		}
+		rbs := &rbacv1.RoleBindingList{}
+		if err := c.List(ctx, rbs, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("listing RoleBindings in %s: %w", ns, err)
+		}
+		for _, rb := range rbs.Items {
+			v.add("pooled namespace %s holds RoleBinding %s", ns, rb.Name)
+		}
+		crb := &rbacv1.ClusterRoleBinding{}
+		err := c.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns)}, crb)
+		if err == nil {
+			v.add("pooled namespace %s is named by ClusterRoleBinding %s", ns, crb.Name)
+		} else if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("reading ClusterRoleBinding %s: %w", claimpolicy.NamespaceWatcherName(ns), err)
+		}
+	}
+	return nil
 }

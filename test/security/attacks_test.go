@@ -432,4 +432,22 @@ func TestRequesterCannotForgeManagedLabel(t *testing.T) {
 		name:        "as a cluster admin: create a ServiceAccount labelled as nsclaim's",
 		fenceDenies: guardDeny, do: create(adminSA), absent: []client.Object{adminSA.DeepCopy()},
 	}})
+	// A namespace made to look like one of a class's warm pool (docs/pool.md) would be handed to a
+	// claim with whatever its maker put in it: only the operator may put the pool's labels on one.
+	poolLabels := map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
+		tenancyv1alpha1.PoolLabel: "ci", tenancyv1alpha1.PoolClassUIDLabel: "uid", tenancyv1alpha1.PoolGenerationLabel: "1", psaEnforce: "baseline"}
+	forgedPool := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "forged-pool-" + mode, Labels: poolLabels}}
+	plainNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain-" + mode}}
+	ensure(t, plainNS)
+	runAttacks(t, admin, []attack{{
+		name:        "as a cluster admin: create a namespace labelled as a class's warm pool",
+		fenceDenies: guardDeny, do: createOnce(admin, forgedPool), absent: []client.Object{forgedPool.DeepCopy()},
+	}, {
+		name:        "as a cluster admin: label an existing namespace as a class's warm pool",
+		fenceDenies: guardDeny, kept: []client.Object{plainNS},
+		do: func(c client.Client) (string, error) {
+			return "", c.Patch(ctx, plainNS.DeepCopy(), client.RawPatch(types.MergePatchType,
+				[]byte(fmt.Sprintf(`{"metadata":{"labels":{%q:"ci"}}}`, tenancyv1alpha1.PoolLabel))))
+		},
+	}})
 }

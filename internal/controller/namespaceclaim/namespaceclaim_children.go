@@ -76,10 +76,17 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	}
 	id := identity(d.Namespace.Name, nsUID, s.owner.UID, s.owner.Namespace)
 	roleFields := claimpolicy.ClusterRoleFields(s.class)
-	for _, want := range objs {
+	handout := r.applyHandedOut(ctx, s, objs, id)
+	for i, want := range objs {
 		// Once something was repaired, whether a child the cache misses really changes no longer
 		// matters: it is applied without asking the API server first.
-		changed, err := r.applyChild(ctx, want, id, s.repaired == 0)
+		var changed bool
+		var err error
+		if handout != nil {
+			changed, err = handout[i].changed, handout[i].err
+		} else {
+			changed, err = r.applyChild(ctx, want, id, s.repaired == 0)
+		}
 		if apierrors.IsForbidden(err) {
 			if f, ok := boundRoleField(want, d.RoleBindings, roleFields); ok {
 				// RBAC refuses a binding to a role the operator may not bind: nothing was bound.

@@ -116,6 +116,15 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	name := claimpolicy.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(requester.UID))
 	if held {
 		name = claim.Status.Namespace
+		r.forgetGiven(claim)
+	} else if claimpolicy.MayUsePool(claim, class, s.request) {
+		given, err := r.givenNamespace(ctx, claim)
+		if err != nil {
+			return err
+		}
+		if given != "" {
+			name, s.given = given, true
+		}
 	}
 	s.desired = claimpolicy.Build(name, s.owner, class, claimpolicy.AllowedLabels(claim, class))
 	return nil

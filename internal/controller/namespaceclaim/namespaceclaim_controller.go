@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,6 +128,12 @@ type NamespaceClaimReconciler struct {
 	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get
 	// namespaces named exactly after them.
 	Requests RequestProtocol
+
+	// inFlight counts the reconciles running now (see Busy).
+	inFlight atomic.Int64
+	// given remembers, per claim UID, the namespace this process gave a claim of a class with a pool
+	// until the claim's status records it (see rememberNamespace).
+	given sync.Map
 }
 
 // selfTester proves the permissions of the identity a claim hands out: an issued token, or the
@@ -171,6 +178,8 @@ type RequestProtocol interface {
 
 // Reconcile brings one claim's namespace, objects, credentials and status to what its class says.
 func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	r.inFlight.Add(1)
+	defer r.inFlight.Add(-1)
 	claim := &tenancyv1alpha1.NamespaceClaim{}
 	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -278,6 +287,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		repair bool
 	}{
 		{r.reconcileFence, true},
+		{r.reconcilePool, true},
 		{r.reconcileNamespace, true},
 		{r.reconcileRequestOwner, true},
 		{r.reconcileChildren, true},

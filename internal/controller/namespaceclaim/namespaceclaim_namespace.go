@@ -82,8 +82,7 @@ func (r *NamespaceClaimReconciler) terminationBlockers(ctx context.Context, name
 // that is gone or terminating was released by the tenant: the claim is deleted.
 func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *claimScope) error {
 	want := s.desired.Namespace
-	ns := &corev1.Namespace{}
-	ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: want.Name}, ns))
+	ns, ok, err := r.observedNamespace(ctx, s, want.Name)
 	if err != nil {
 		return fmt.Errorf("reading namespace %s: %w", want.Name, err)
 	}
@@ -143,6 +142,9 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 }
 
 func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Namespace) error {
+	if s.pooled != "" && s.claim.Status.Namespace == "" {
+		r.rememberNamespace(s, ns.Name)
+	}
 	s.namespace = ns
 	s.found.namespace.set(ns.Name)
 	return nil

@@ -102,6 +102,13 @@ type claimScope struct {
 	// released is set when the tenant deleted its namespace and the claim is being deleted.
 	released bool
 
+	// given is set when the claim, holding no namespace in its status, was given one before (see
+	// givenNamespace); pooled is the Pooled condition's reason reconcilePool found, or "".
+	given  bool
+	pooled string
+	// handedOut is the pooled namespace handed to the claim in this reconcile, as the patch returned it.
+	handedOut *corev1.Namespace
+
 	// namespace is the observed namespace once it is known to be ours.
 	namespace *corev1.Namespace
 	// childrenReady is set when every object in the namespace matches the class.

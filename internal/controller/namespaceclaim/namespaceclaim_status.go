@@ -139,6 +139,7 @@ func setProgress(s *claimScope, set conditionSetter) {
 	if s.credentialsReady {
 		set(tenancyv1alpha1.CredentialsReadyCondition, true, tenancyv1alpha1.IssuedReason, fmt.Sprintf("Secret %s holds a token valid until %s", claim.Status.CredentialsSecretName, claim.Status.TokenExpiresAt.UTC().Format(time.RFC3339)))
 	}
+	setPooledCondition(s, set)
 	switch res := s.selfTest; {
 	case s.selfTestSkipped:
 		// A self-test of this generation passed and nothing changed since: keep its condition.

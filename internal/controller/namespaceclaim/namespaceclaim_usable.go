@@ -19,10 +19,9 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,29 +101,7 @@ func (r *NamespaceClaimReconciler) checkUsable(ctx context.Context, s *claimScop
 // limit of want's spec.hard, as kube-controller-manager writes it (together with status.used) once it
 // has counted the namespace's usage for that spec.
 func quotaPending(want, have *corev1.ResourceQuota) string {
-	waiting := func(what string) string {
-		return fmt.Sprintf("Waiting for kube-controller-manager to compute the status of ResourceQuota %s (%s)", want.Name, what)
-	}
-	if have == nil {
-		return waiting("not observed yet")
-	}
-	var stale []string
-	for name, q := range want.Spec.Hard {
-		got, ok := have.Status.Hard[name]
-		if !ok || got.Cmp(q) != 0 {
-			stale = append(stale, string(name))
-		}
-	}
-	for name := range have.Status.Hard {
-		if _, ok := want.Spec.Hard[name]; !ok {
-			stale = append(stale, string(name))
-		}
-	}
-	if len(stale) == 0 {
-		return ""
-	}
-	slices.Sort(stale)
-	return waiting("status.hard does not match spec.hard yet for " + strings.Join(stale, ", "))
+	return claimpolicy.QuotaPending(want, have)
 }
 
 // usablePoll re-checks a namespace that waits for something no watch reports (its `default`

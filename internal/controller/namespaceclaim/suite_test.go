@@ -51,6 +51,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/configmaprequest"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespacepool"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
@@ -348,6 +349,10 @@ func startManager() {
 		panic(err)
 	}
 	if err := (&namespaceorphan.OrphanReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim")}).SetupWithManager(mgr); err != nil {
+		panic(err)
+	}
+	if err := (&namespacepool.PoolReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim"),
+		DefaultServiceAccounts: defaultSAs, NameReuse: nameReuse, ClaimsBusy: r.Busy, RefillRate: 50}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
 	if err := (&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {

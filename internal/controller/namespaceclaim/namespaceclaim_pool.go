@@ -1,0 +1,264 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+)
+
+// FenceCoversPool reports whether pooled namespaces may be made and handed out: the fence is not
+// required, or this release's fence is intact, whose label guard lets nobody but the operator put a
+// pool's labels on a namespace (an older fence does not, and a namespace someone else made look pooled
+// could be handed to a claim with whatever its maker put in it).
+func (r *NamespaceClaimReconciler) FenceCoversPool() bool { return r.fenceCoversSleep() }
+
+// Busy reports whether the claim reconciler has claims in hand; the pool's refill waits while it
+// does, so it never takes the API server's time from claims.
+func (r *NamespaceClaimReconciler) Busy() bool { return r.inFlight.Load() > 0 }
+
+// rememberNamespace records that this process gave the claim namespace name (made for it, or handed
+// out of a pool), until its status records it: a reconcile whose cache lags that write must not give
+// the claim a second namespace.
+func (r *NamespaceClaimReconciler) rememberNamespace(s *claimScope, name string) {
+	r.given.Store(s.claim.UID, name)
+}
+
+// forgetGiven drops what rememberNamespace kept for a claim whose status now records its namespace.
+func (r *NamespaceClaimReconciler) forgetGiven(claim *tenancyv1alpha1.NamespaceClaim) {
+	r.given.Delete(claim.UID)
+}
+
+// givenNamespace returns the namespace a claim that holds none in its status was given before, or "":
+// one this process remembers (rememberNamespace), else one that carries the claim's UID label (a
+// handout or a create whose status write was lost to a crash or to the quiet wait). It is asked only
+// for a claim of a class with a pool, the one case where the claim's namespace name is not derived.
+func (r *NamespaceClaimReconciler) givenNamespace(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim) (string, error) {
+	if v, ok := r.given.Load(claim.UID); ok {
+		return v.(string), nil
+	}
+	list := &corev1.NamespaceList{}
+	if err := r.List(ctx, list, client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: string(claim.UID)}); err != nil {
+		return "", fmt.Errorf("listing the namespaces of claim %s: %w", klog.KObj(claim), err)
+	}
+	for i := range list.Items {
+		if ns := &list.Items[i]; claimpolicy.OwnedBy(ns, claimpolicy.OwnerOf(claim)) {
+			return ns.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// reconcilePool hands a claim that may use its class's pool (claimpolicy.MayUsePool) and holds no
+// namespace a ready pooled namespace, and records the Pooled condition: PoolHit, or PoolEmpty when
+// none was ready and the claim goes on the cold path (reconcileNamespace makes its namespace). A claim
+// that holds its namespace already only gets the condition, if it has none, from its namespace's
+// PooledAnnotation. The handout is one label patch under an optimistic lock (see handOut).
+func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimScope) error {
+	if !claimpolicy.MayUsePool(s.claim, s.class, s.request) {
+		return nil
+	}
+	if name := s.desired.Namespace.Name; s.held() || s.given {
+		if meta.FindStatusCondition(s.claim.Status.Conditions, tenancyv1alpha1.PooledCondition) == nil {
+			ns := &corev1.Namespace{}
+			if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: name}, ns)); err != nil || !ok {
+				return err
+			}
+			s.pooled = tenancyv1alpha1.PoolEmptyReason
+			if ns.Annotations[tenancyv1alpha1.PooledAnnotation] == "true" {
+				s.pooled = tenancyv1alpha1.PoolHitReason
+			}
+		}
+		return nil
+	}
+	var ns *corev1.Namespace
+	if r.FenceCoversPool() {
+		var err error
+		if ns, err = r.handOut(ctx, s); err != nil {
+			return err
+		}
+	}
+	if ns == nil {
+		s.pooled = tenancyv1alpha1.PoolEmptyReason
+		monitoring.PoolMiss(s.class.Name)
+		return nil
+	}
+	s.pooled, s.handedOut = tenancyv1alpha1.PoolHitReason, ns
+	monitoring.PoolHit(s.class.Name)
+	// The namespace counts against the claim limit now (it carries the claim's marks).
+	s.leaveLimit()
+	r.rememberNamespace(s, ns.Name)
+	s.desired = claimpolicy.Build(ns.Name, s.owner, s.class, claimpolicy.AllowedLabels(s.claim, s.class))
+	logf.FromContext(ctx).Info("Handed out pooled namespace", "claimNamespace", klog.KObj(ns))
+	return nil
+}
+
+// handOut takes one ready namespace of the class's pool for the claim, or returns nil when there is
+// none: a pooled namespace (claimpolicy.IsPooled) of the class as it is now (claimpolicy.PoolCurrent),
+// not terminating, whose grants may be made at once (informers.NamespaceReuse) and that is usable
+// (the quota's status computed, the `default` ServiceAccount made). It is taken by a merge patch of
+// its labels conditional on the resourceVersion it was read at (claimpolicy.HandoutPatch): if another
+// claim took it, or the pool drained it, the API server answers Conflict and the next one is tried.
+// Candidates are tried from a random start, so workers handing out at once rarely collide.
+func (r *NamespaceClaimReconciler) handOut(ctx context.Context, s *claimScope) (*corev1.Namespace, error) {
+	list := &corev1.NamespaceList{}
+	if err := r.List(ctx, list, client.MatchingLabels{tenancyv1alpha1.PoolLabel: claimpolicy.Label(s.class.Name)}); err != nil {
+		return nil, fmt.Errorf("listing the pool of class %s: %w", s.class.Name, err)
+	}
+	n := len(list.Items)
+	if n == 0 {
+		return nil, nil
+	}
+	start := rand.IntN(n)
+	for i := range n {
+		ns := &list.Items[(start+i)%n]
+		if !claimpolicy.IsPooled(ns) || !claimpolicy.PoolCurrent(ns, s.class) || !ns.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if r.NameReuse != nil && r.NameReuse.GrantsAt(ns).After(s.now) {
+			continue
+		}
+		if ok, err := r.pooledUsable(ctx, s, ns.Name); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		body, err := json.Marshal(claimpolicy.HandoutPatch(s.owner, ns.ResourceVersion))
+		if err != nil {
+			return nil, err
+		}
+		taken := ns.DeepCopy()
+		err = r.Patch(ctx, taken, client.RawPatch(types.MergePatchType, body), client.FieldOwner(kube.FieldOwner))
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("handing out pooled namespace %s: %w", ns.Name, err)
+		}
+		return taken, nil
+	}
+	return nil, nil
+}
+
+// pooledUsable reports whether the pooled namespace name is usable, by the rule of checkUsable.
+func (r *NamespaceClaimReconciler) pooledUsable(ctx context.Context, s *claimScope, name string) (bool, error) {
+	d := claimpolicy.BuildPooled(name, s.class)
+	if want := d.ResourceQuota; want != nil {
+		have := &corev1.ResourceQuota{}
+		ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
+		if err != nil {
+			return false, fmt.Errorf("reading ResourceQuota %s: %w", klog.KObj(want), err)
+		}
+		if !ok || claimpolicy.QuotaPending(want, have) != "" {
+			return false, nil
+		}
+	}
+	if r.DefaultServiceAccounts == nil {
+		return kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Namespace: name, Name: kube.DefaultServiceAccount}, &corev1.ServiceAccount{}))
+	}
+	ok, err := r.DefaultServiceAccounts.Exists(ctx, name)
+	if err != nil {
+		return false, fmt.Errorf("reading ServiceAccount %s/%s: %w", name, kube.DefaultServiceAccount, err)
+	}
+	return ok, nil
+}
+
+// setPooledCondition sets the Pooled condition recorded by reconcilePool, if any.
+func setPooledCondition(s *claimScope, set conditionSetter) {
+	switch s.pooled {
+	case tenancyv1alpha1.PoolHitReason:
+		set(tenancyv1alpha1.PooledCondition, true, s.pooled, fmt.Sprintf("Namespace %s was handed out of the warm pool of NamespaceClass %s", s.desired.Namespace.Name, s.class.Name))
+	case tenancyv1alpha1.PoolEmptyReason:
+		set(tenancyv1alpha1.PooledCondition, false, s.pooled, fmt.Sprintf("The warm pool of NamespaceClass %s had no ready namespace; namespace %s was made for this claim", s.class.Name, s.desired.Namespace.Name))
+	}
+}
+
+// observedNamespace returns the namespace name as reconcileNamespace is to judge it: the one handed out
+// in this reconcile as the patch returned it, else the cached one. A claim given a namespace before
+// (s.given) whose cached copy does not carry its marks yet is read again from the API server: the cache
+// may lag the handout's label patch, and that copy must not refuse the claim as a conflict.
+func (r *NamespaceClaimReconciler) observedNamespace(ctx context.Context, s *claimScope, name string) (*corev1.Namespace, bool, error) {
+	if s.handedOut != nil && s.handedOut.Name == name {
+		return s.handedOut, true, nil
+	}
+	ns := &corev1.Namespace{}
+	ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: name}, ns))
+	if err != nil || !s.given || (ok && claimpolicy.OwnedBy(ns, s.owner)) {
+		return ns, ok, err
+	}
+	ok, err = kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns))
+	return ns, ok, err
+}
+
+// applied is what applyChild answered for one child.
+type applied struct {
+	changed bool
+	err     error
+}
+
+// applyHandedOut applies, all at once, the children of a namespace handed out of a pool in this
+// reconcile, and returns applyChild's answer for each of objs; nil for any other claim, whose children
+// reconcileChildren applies one after the other. Every child of a handed-out namespace changes (it gains
+// the claim's marks, and the bindings are new), and kube-apiserver spends most of a handout in the RBAC
+// escalation checks of its RoleBindings, ClusterRole and ClusterRoleBinding (docs/benchmarks.md):
+// made one after the other they add up. Everything goes at once but the namespace watcher's
+// ClusterRoleBinding, which follows its ClusterRole.
+func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimScope, objs []client.Object, id *strings.Replacer) []applied {
+	if s.handedOut == nil || s.handedOut.Name != s.desired.Namespace.Name {
+		return nil
+	}
+	out := make([]applied, len(objs))
+	// The namespace watcher's ClusterRoleBinding comes after its ClusterRole: kube-apiserver refuses a
+	// binding to a role the operator may not bind that does not exist yet (NotFound).
+	watcherBinding := client.Object(s.desired.NamespaceWatcherBinding)
+	for _, wave := range []func(client.Object) bool{
+		func(o client.Object) bool { return o != watcherBinding },
+		func(o client.Object) bool { return o == watcherBinding },
+	} {
+		var wg sync.WaitGroup
+		for i, want := range objs {
+			if !wave(want) {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i].changed, out[i].err = r.applyChild(ctx, want, id, false)
+			}()
+		}
+		wg.Wait()
+	}
+	return out
+}
