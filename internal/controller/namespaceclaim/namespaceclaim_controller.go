@@ -103,6 +103,11 @@ type NamespaceClaimReconciler struct {
 	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
 	// --require-fence=false, and envtest).
 	Fence FenceGate
+	// PoolWithoutFence lets the warm pool make and hand out namespaces while no fence is required
+	// (Fence nil). Without the fence's label guard anyone who may create a namespace can make one look
+	// pooled, with a RoleBinding of their own inside, and have it handed to another claim: so the
+	// operator's --pool-without-fence defaults to false. envtest sets it (it runs no fence).
+	PoolWithoutFence bool
 	// MinimumPodSecurity is the weakest Pod Security level the operator creates namespaces with; empty
 	// means baseline.
 	MinimumPodSecurity tenancyv1alpha1.PodSecurityLevel

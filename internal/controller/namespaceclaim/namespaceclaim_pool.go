@@ -38,11 +38,16 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
-// FenceCoversPool reports whether pooled namespaces may be made and handed out: the fence is not
-// required, or this release's fence is intact, whose label guard lets nobody but the operator put a
-// pool's labels on a namespace (an older fence does not, and a namespace someone else made look pooled
-// could be handed to a claim with whatever its maker put in it).
-func (r *NamespaceClaimReconciler) FenceCoversPool() bool { return r.fenceCoversSleep() }
+// FenceCoversPool reports whether pooled namespaces may be made and handed out: this release's fence
+// is intact, whose label guard lets nobody but the operator put a pool's labels on a namespace (an
+// older fence does not, and a namespace someone else made look pooled could be handed to a claim with
+// whatever its maker put in it), or no fence is required and the admin opted in with PoolWithoutFence.
+func (r *NamespaceClaimReconciler) FenceCoversPool() bool {
+	if r.Fence == nil {
+		return r.PoolWithoutFence
+	}
+	return r.fenceCoversSleep()
+}
 
 // Busy reports whether the claim reconciler has claims in hand; the pool's refill waits while it
 // does, so it never takes the API server's time from claims.
