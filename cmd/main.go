@@ -127,7 +127,8 @@ func main() {
 	flag.Float64Var(&o.poolRefillRate, "pool-refill-rate", envFloat("NSCLAIM_POOL_REFILL_RATE", defaultPoolRefillRate),
 		"Namespaces per second one class's warm pool creates at most; the refill also waits while claims are being reconciled (NSCLAIM_POOL_REFILL_RATE).")
 	flag.BoolVar(&o.poolWithoutFence, "pool-without-fence", envBool("NSCLAIM_POOL_WITHOUT_FENCE", false),
-		"With --require-fence=false, run the classes' warm pools anyway (not recommended: without the fence's label guard anyone who may create a namespace can make one look pooled and have it handed to a claim) (NSCLAIM_POOL_WITHOUT_FENCE).")
+		"With --require-fence=false, run the classes' warm pools anyway (not recommended: without the fence's label guard "+
+			"anyone who may create a namespace can make one look pooled and have it handed to a claim) (NSCLAIM_POOL_WITHOUT_FENCE).")
 	flag.IntVar(&o.selfTestConcurrency, "self-test-concurrency", 8, "SubjectAccessReviews in flight per claim (the self-test's sample behind a webhook authorizer or for a keyless creator).")
 	flag.Float64Var(&o.qps, "kube-api-qps", envFloat("NSCLAIM_KUBE_API_QPS", 500),
 		"Client-side QPS limit towards the API server; the API server's priority and fairness protects it beyond that (NSCLAIM_KUBE_API_QPS). See docs/benchmarks.md.")
