@@ -45,6 +45,9 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	r.credentialsChecked.Delete(claim.UID)
 	r.provisioned.Delete(claim.UID)
 	r.selfTestFailures.Delete(claim.UID)
+	// A claim deleted before its status recorded the namespace it was given: its namespaces are found
+	// by their labels below, and the in-memory record must not outlive the claim.
+	r.forgetGiven(claim)
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}
