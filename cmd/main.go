@@ -357,6 +357,16 @@ func run(o options) error {
 			return err
 		}
 	}
+	if err := addHealthChecks(mgr); err != nil {
+		return err
+	}
+	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
+		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// addHealthChecks adds the liveness and readiness checks.
+func addHealthChecks(mgr ctrl.Manager) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
@@ -366,9 +376,7 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("cache-sync", monitoring.CacheSyncedCheck(mgr.GetCache())); err != nil {
 		return fmt.Errorf("adding cache sync check: %w", err)
 	}
-	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
-		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return nil
 }
 
 // addFenceCheck adds the leader's check of the admission fence (when obs is not nil): once right at

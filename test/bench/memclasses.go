@@ -61,7 +61,8 @@ func (r *replica) readMemClasses() (memClasses, bool) {
 }
 
 func (c memClasses) String() string {
-	return fmt.Sprintf("RssAnon %.1f RssFile %.1f | heap live %.1f, objects %.1f (live + unswept), unused in spans %.1f, free %.1f, released %.1f, goal %.1f | other runtime %.1f | runtime total %.1f (MiB)",
+	return fmt.Sprintf("RssAnon %.1f RssFile %.1f | heap live %.1f, objects %.1f (live + unswept), unused in spans %.1f, "+
+		"free %.1f, released %.1f, goal %.1f | other runtime %.1f | runtime total %.1f (MiB)",
 		c.rssAnon, c.rssFile, c.live, c.objects, c.unused, c.free, c.released, c.goal, c.other, c.total)
 }
 
