@@ -85,7 +85,7 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 	// the class no longer sets, or only labels an RBAC object that grants what it should (a pooled
 	// namespace's watcher ClusterRole gaining its claim's labels), changes nothing anyone may do: it is
 	// no repair, and the claim is not tested again for it.
-	repair := action == childReplace || !(digestOnly(desired, current) || rbacGrantsEqual(gvk.Kind, desired, current))
+	repair := action == childReplace || (!digestOnly(desired, current) && !rbacGrantsEqual(gvk.Kind, desired, current))
 	switch action {
 	case childUpToDate:
 		if named {
