@@ -90,6 +90,13 @@ func expectBoundToNobody(g Gomega, ns *corev1.Namespace) {
 	g.Expect(rbs.Items).To(BeEmpty())
 	err := k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, &rbacv1.ClusterRoleBinding{})
 	g.Expect(isNotFound(err)).To(BeTrue(), "no ClusterRoleBinding names the pooled namespace: %v", err)
+	// Its watcher ClusterRole is made ahead, unbound: the managed-by label only, owned by the namespace,
+	// granting what a claim's grants.
+	role := &rbacv1.ClusterRole{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, role)).To(Succeed())
+	g.Expect(role.Labels).To(Equal(map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}))
+	g.Expect(role.OwnerReferences).To(ConsistOf(claimpolicy.NamespaceOwnerRef(ns)))
+	g.Expect(role.Rules).To(Equal(claimpolicy.Build(ns.Name, claimpolicy.Owner{}, &tenancyv1alpha1.NamespaceClass{}, nil).NamespaceWatcher.Rules))
 }
 
 func TestPoolFillsAndHandsOut(t *testing.T) {
@@ -119,11 +126,37 @@ func TestPoolFillsAndHandsOut(t *testing.T) {
 	g.Expect(claimpolicy.OwnedBy(ns, claimpolicy.OwnerOf(got))).To(BeTrue())
 	g.Expect(claimpolicy.IsPooled(ns)).To(BeFalse())
 	g.Expect(ns.Labels).NotTo(HaveKey(tenancyv1alpha1.PoolLabel))
-	// The handed-out namespace is a claim's like any: its children are marked for it, its tenant bound.
-	sa := &corev1.ServiceAccount{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: tenancyv1alpha1.TenantServiceAccountName}, sa)).To(Succeed())
-	g.Expect(claimpolicy.MarkedFor(sa, claimpolicy.OwnerOf(got))).To(BeTrue())
+	// The handed-out namespace is a claim's like any: its tenant is bound at Ready, and the children the
+	// pool made gain the claim's marks after the handout (pooledMarksDelay).
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: claimpolicy.TenantRoleBindingName}, &rbacv1.RoleBinding{})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		for _, o := range []client.Object{
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: tenancyv1alpha1.TenantServiceAccountName}},
+			&corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: claimpolicy.ResourceQuotaName}},
+			&corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: claimpolicy.LimitRangeName}},
+		} {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
+			g.Expect(claimpolicy.MarkedFor(o, claimpolicy.OwnerOf(got))).To(BeTrue(), "%T %s", o, o.GetName())
+		}
+	}).WithTimeout(30 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+	// Marking them was no repair: the claim was Ready once, with one token.
+	after := &tenancyv1alpha1.NamespaceClaim{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(claim), after)).To(Succeed())
+	g.Expect(after.Status.TokenExpiresAt).To(Equal(got.Status.TokenExpiresAt))
+	// The tenant may watch its namespace at Ready: the binding is there, to the ClusterRole the pool made.
+	crb := &rbacv1.ClusterRoleBinding{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, crb)).To(Succeed())
+	g.Expect(claimpolicy.MarkedFor(crb, claimpolicy.OwnerOf(got))).To(BeTrue())
+	g.Expect(crb.Subjects).To(HaveLen(1))
+	g.Expect(crb.Subjects[0].Namespace).To(Equal(ns.Name))
+	// The ClusterRole gains the claim's labels after the handout, and nothing else changes in it.
+	g.Eventually(func(g Gomega) {
+		role := &rbacv1.ClusterRole{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, role)).To(Succeed())
+		g.Expect(claimpolicy.MarkedFor(role, claimpolicy.OwnerOf(got))).To(BeTrue())
+		g.Expect(role.Rules).To(HaveLen(1))
+		g.Expect(role.Rules[0].ResourceNames).To(Equal([]string{ns.Name}))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 
 	// The pool refills to its size, without the handed-out namespace.
 	refilled := waitPoolReady(t, class, 2)
