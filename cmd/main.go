@@ -334,11 +334,6 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	// The memory a busy spell (the first lists, a catch-up, an adoption) grew the heap to goes back to
-	// the OS once the manager is quiet (docs/benchmarks.md, memory round 7).
-	if err := mgr.Add(&memlimit.Trimmer{Log: ctrl.Log.WithName("memory")}); err != nil {
-		return fmt.Errorf("adding the memory trimmer: %w", err)
-	}
 	if err := mgr.Add(&olmcondition.StartupGate{Reporter: olmReporter, Cache: mgr.GetCache()}); err != nil {
 		return fmt.Errorf("adding startup gate: %w", err)
 	}
@@ -357,16 +352,6 @@ func run(o options) error {
 			return err
 		}
 	}
-	if err := addHealthChecks(mgr); err != nil {
-		return err
-	}
-	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
-		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
-	return mgr.Start(ctrl.SetupSignalHandler())
-}
-
-// addHealthChecks adds the liveness and readiness checks.
-func addHealthChecks(mgr ctrl.Manager) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
@@ -376,7 +361,9 @@ func addHealthChecks(mgr ctrl.Manager) error {
 	if err := mgr.AddReadyzCheck("cache-sync", monitoring.CacheSyncedCheck(mgr.GetCache())); err != nil {
 		return fmt.Errorf("adding cache sync check: %w", err)
 	}
-	return nil
+	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
+		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
+	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
 // addFenceCheck adds the leader's check of the admission fence (when obs is not nil): once right at
