@@ -517,12 +517,14 @@ func (b *bencher) restart(ctx context.Context, size int, scale bool) error {
 		return nil
 	}
 	sr := scaleRow{claims: b.claims, rssKiB: l.rssKiB, peakKiB: l.peakKiB, catchUpCPU: l.cpu}
-	m0, _ := op.readMemClasses()
-	b.logf("scale %d: caught up: %s", b.claims, m0)
+	m0, ok0 := op.readMemClasses()
+	if ok0 {
+		b.logf("scale %d: caught up: %s", b.claims, m0)
+	}
 	p0, _ := readProc(op.pid())
 	_ = sleep(ctx, 30*time.Second)
 	p1, _ := readProc(op.pid())
-	if m1, ok := op.readMemClasses(); ok {
+	if m1, ok := op.readMemClasses(); ok && ok0 {
 		b.logf("scale %d: 30s idle: %s; allocated %.1f MiB in the 30s", b.claims, m1, m1.allocs-m0.allocs)
 	}
 	sr.idleCPUPerMin = time.Duration(float64(p1.cpu-p0.cpu) * float64(time.Minute) / float64(p1.readTime.Sub(p0.readTime)))
