@@ -94,7 +94,7 @@ func (b *bencher) watchMemory(ctx context.Context, op *replica, claims int) {
 	if b.o.memWatch <= 0 {
 		return
 	}
-	prev, _ := op.readMemClasses()
+	prev, havePrev := op.readMemClasses()
 	var maxKiB int64
 	for end := time.Now().Add(b.o.memWatch); time.Now().Before(end); {
 		if sleep(ctx, 30*time.Second) != nil {
@@ -104,10 +104,15 @@ func (b *bencher) watchMemory(ctx context.Context, op *replica, claims int) {
 		maxKiB = max(maxKiB, p.rssKiB)
 		m, ok := op.readMemClasses()
 		if !ok {
+			havePrev = false
 			continue
 		}
-		b.logf("scale %d: idle watch: RSS %d MiB; %s; allocated %.1f MiB in 30s", claims, p.rssKiB/1024, m, m.allocs-prev.allocs)
-		prev = m
+		allocated := "n/a"
+		if havePrev {
+			allocated = fmt.Sprintf("%.1f MiB", m.allocs-prev.allocs)
+		}
+		b.logf("scale %d: idle watch: RSS %d MiB; %s; allocated %s in 30s", claims, p.rssKiB/1024, m, allocated)
+		prev, havePrev = m, true
 	}
 	b.logf("scale %d: idle watch of %s: RSS at most %d MiB", claims, b.o.memWatch, maxKiB/1024)
 }
