@@ -84,3 +84,17 @@ func TestEvaluate(t *testing.T) {
 		})
 	}
 }
+
+func TestMetOrNot(t *testing.T) {
+	for _, tc := range []struct {
+		met  bool
+		want string
+	}{
+		{met: true, want: "met"},
+		{met: false, want: "**not met**"},
+	} {
+		if got := metOrNot(tc.met); got != tc.want {
+			t.Errorf("metOrNot(%v) = %q, want %q", tc.met, got, tc.want)
+		}
+	}
+}
