@@ -83,14 +83,14 @@ func PoolCurrent(ns metav1.Object, class *tenancyv1alpha1.NamespaceClass) bool {
 // BuildPooled returns what a pooled namespace name of class holds: exactly what Build gives a claim's
 // namespace, minus everything that names a tenant or a claim. The namespace carries PoolLabels, the
 // class's labels and annotations and the Pod Security labels; its children carry only nsclaim's
-// managed-by label. No RoleBinding, no namespace watcher (its ClusterRole must carry a claim's
-// ownership labels, which the admission fence requires and never lets change), no token, no Secret:
-// the namespace is bound to nobody until a claim takes it.
+// managed-by label. The namespace watcher's ClusterRole is made ahead too (it grants nothing unbound,
+// and a handout then makes only its ClusterRoleBinding: docs/pool.md), but no RoleBinding, no
+// ClusterRoleBinding, no token, no Secret: the namespace is bound to nobody until a claim takes it.
 func BuildPooled(name string, class *tenancyv1alpha1.NamespaceClass) Desired {
 	d := Build(name, Owner{}, class, nil)
 	d.RoleBindings = nil
-	d.NamespaceWatcher, d.NamespaceWatcherBinding = nil, nil
-	for _, o := range []metav1.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy} {
+	d.NamespaceWatcherBinding = nil
+	for _, o := range []metav1.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
 		if isNilObject(o) {
 			continue
 		}

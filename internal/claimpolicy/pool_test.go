@@ -17,6 +17,7 @@ limitations under the License.
 package claimpolicy
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -49,8 +50,12 @@ func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	}
 	d := BuildPooled(name, class)
 	claim := Build(name, Owner{Namespace: "req", Name: "c", UID: "u"}, class, nil)
-	if len(d.RoleBindings) != 0 || d.NamespaceWatcher != nil || d.NamespaceWatcherBinding != nil {
-		t.Fatalf("a pooled namespace binds: %d RoleBindings, watcher %v, watcher binding %v", len(d.RoleBindings), d.NamespaceWatcher, d.NamespaceWatcherBinding)
+	if len(d.RoleBindings) != 0 || d.NamespaceWatcherBinding != nil {
+		t.Fatalf("a pooled namespace binds: %d RoleBindings, watcher binding %v", len(d.RoleBindings), d.NamespaceWatcherBinding)
+	}
+	// Its watcher ClusterRole is made ahead, unbound, granting what a claim's grants.
+	if d.NamespaceWatcher == nil || !reflect.DeepEqual(d.NamespaceWatcher.Rules, claim.NamespaceWatcher.Rules) || d.NamespaceWatcher.Name != claim.NamespaceWatcher.Name {
+		t.Fatalf("a pooled namespace's watcher ClusterRole %+v, a claim's is %+v", d.NamespaceWatcher, claim.NamespaceWatcher)
 	}
 	if !IsPooled(d.Namespace) || !PoolCurrent(d.Namespace, class) {
 		t.Fatalf("BuildPooled's namespace is not a current pooled one: %v", d.Namespace.Labels)
@@ -70,7 +75,7 @@ func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	if d.ServiceAccount == nil || d.ResourceQuota == nil || d.LimitRange == nil || d.NetworkPolicy == nil {
 		t.Fatalf("a pooled namespace lacks objects a claim's has: %+v", d)
 	}
-	for _, o := range []metav1.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy} {
+	for _, o := range []metav1.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
 		if len(o.GetLabels()) != 1 || !IsManaged(o) {
 			t.Errorf("%s carries %v, want only the managed-by label", o.GetName(), o.GetLabels())
 		}

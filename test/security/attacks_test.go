@@ -227,6 +227,14 @@ func watcherObjects(ns *corev1.Namespace, name string) (*rbacv1.ClusterRole, *rb
 	return role, binding
 }
 
+// pooledShape strips what names a claim from a watcher object: the shape a warm pool's namespace
+// gives its watcher ClusterRole ahead (docs/pool.md), the managed-by label and the owner only.
+func pooledShape[T client.Object](o T) T {
+	o.SetLabels(map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
+	o.SetAnnotations(nil)
+	return o
+}
+
 // TestOperatorCannotBindClusterRoleClusterWide: with create on clusterrolebindings (for the
 // namespace watcher) and bind on admin, edit and view, RBAC alone would let the operator bind admin
 // or edit cluster-wide. The fence allows only the watcher binding's exact shape.
@@ -276,6 +284,10 @@ func TestOperatorCannotBindClusterRoleClusterWide(t *testing.T) {
 			do: create(watcherToAdmin), absent: []client.Object{watcherToAdmin.DeepCopy()}},
 		attack{name: "bind a namespace watcher ClusterRole to every authenticated user", fenceDenies: fenceDeny,
 			do: create(watcherToAll), absent: []client.Object{watcherToAll.DeepCopy()}})
+	// A warm pool's watcher ClusterRole may lack a claim's labels; its binding never may.
+	pooledBinding := pooledShape(watcher.DeepCopy())
+	attacks = append(attacks, attack{name: "bind a namespace watcher ClusterRole with a binding in a pool's shape (no claim's labels)", fenceDenies: fenceDeny,
+		do: create(pooledBinding), absent: []client.Object{pooledBinding.DeepCopy()}})
 	foreign := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-victim-" + mode},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}, Subjects: []rbacv1.Subject{subject}}
 	ensure(t, foreign)
@@ -313,6 +325,8 @@ func TestOperatorCannotWidenNamespaceWatcherRole(t *testing.T) {
 		r.AggregationRule = &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}}}
 	})
 	unlabelled := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-pwn-role-" + mode}, Rules: allNamespaces.Rules}
+	pooledAll := pooledShape(allNamespaces.DeepCopy())
+	pooledUnowned := pooledShape(widened(func(r *rbacv1.ClusterRole) { r.OwnerReferences = nil }))
 	foreign := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-victim-role-" + mode}, Rules: []rbacv1.PolicyRule{{
 		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}}
 	ensure(t, foreign)
@@ -322,6 +336,8 @@ func TestOperatorCannotWidenNamespaceWatcherRole(t *testing.T) {
 		{name: "create a namespace watcher ClusterRole for kube-system", fenceDenies: fenceDeny, do: create(otherNamespace), absent: []client.Object{otherNamespace.DeepCopy()}},
 		{name: "create a namespace watcher ClusterRole that mints nsclaim-tenant tokens", fenceDenies: fenceDeny, do: create(tokens), absent: []client.Object{tokens.DeepCopy()}},
 		{name: "create a namespace watcher ClusterRole that aggregates admin", do: create(aggregated), absent: []client.Object{aggregated.DeepCopy()}},
+		{name: "create a pooled namespace watcher ClusterRole (no claim's labels) for every namespace", fenceDenies: fenceDeny, do: create(pooledAll), absent: []client.Object{pooledAll.DeepCopy()}},
+		{name: "create a pooled namespace watcher ClusterRole (no claim's labels) owned by no namespace", fenceDenies: fenceDeny, do: create(pooledUnowned), absent: []client.Object{pooledUnowned.DeepCopy()}},
 		{name: "create an unlabelled ClusterRole that reads every namespace", fenceDenies: fenceDeny, do: create(unlabelled), absent: []client.Object{unlabelled.DeepCopy()}},
 		{name: "change a foreign ClusterRole", fenceDenies: fenceDeny, kept: []client.Object{foreign},
 			do: func(op client.Client) (string, error) {
@@ -363,6 +379,19 @@ func TestFenceAllowsNamespaceWatcher(t *testing.T) {
 	g.Expect(operator.Create(ctx, binding, client.DryRunAll)).To(Succeed(), "the watcher ClusterRoleBinding in the operator's shape must pass")
 	g.Expect(operator.Patch(ctx, role, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"tenancy.nsclaim.dev/claim-name":"renamed"}}}`)))).To(Succeed())
 	g.Expect(operator.Delete(ctx, role)).To(Succeed())
+
+	// A warm pool's shape: made ahead with the managed-by label only, then given a claim's labels at
+	// handout; once it has them, they stay.
+	pooled := pooledShape(role.DeepCopy())
+	pooled.ResourceVersion = ""
+	g.Expect(operator.Create(ctx, pooled)).To(Succeed(), "the watcher ClusterRole in a pool's shape must pass")
+	g.Expect(operator.Patch(ctx, pooled, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"tenancy.nsclaim.dev/claim-uid":"u","tenancy.nsclaim.dev/claim-namespace":"req"}}}`)))).To(Succeed(),
+		"a pooled watcher ClusterRole must take its claim's labels")
+	err := operator.Patch(ctx, pooled, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"tenancy.nsclaim.dev/claim-uid":null,"tenancy.nsclaim.dev/claim-namespace":null}}}`)))
+	if mode == "installed" {
+		g.Expect(apierrors.IsForbidden(err) || apierrors.IsInvalid(err)).To(BeTrue(), "a watcher ClusterRole must not go back to a pool's shape: %v", err)
+	}
+	g.Expect(operator.Delete(ctx, pooled)).To(Succeed())
 }
 
 // TestRequesterCannotForgeManagedLabel: the operator caches the ServiceAccounts, Roles, RoleBindings,

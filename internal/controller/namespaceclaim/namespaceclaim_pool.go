@@ -23,8 +23,11 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -211,24 +214,38 @@ type applied struct {
 	err     error
 }
 
-// applyHandedOut applies, all at once, the children of a namespace handed out of a pool in this
-// reconcile, and returns applyChild's answer for each of objs; nil for any other claim, whose children
+// applyHandedOut applies the children of a namespace handed out of a pool in this reconcile, and
+// returns applyChild's answer for each of objs; nil for any other claim, whose children
 // reconcileChildren applies one after the other. Every child of a handed-out namespace changes (it gains
-// the claim's marks, and the bindings are new), and kube-apiserver spends most of a handout in the RBAC
-// escalation checks of its RoleBindings, ClusterRole and ClusterRoleBinding (docs/benchmarks.md):
-// made one after the other they add up. Everything goes at once but the namespace watcher's
-// ClusterRoleBinding, which follows its ClusterRole.
+// the claim's marks, and the bindings are new).
+//
+// The namespace watcher's ClusterRoleBinding goes first and alone, then everything else at once. It
+// passes kube-apiserver's RBAC escalation check, a consistent read of the ClusterRoleBindings that
+// waits until that watch cache has seen etcd's newest revision; a revision it has no event for it
+// learns from a progress notification, requested at most every 100 ms (docs/benchmarks.md). Alone, the
+// first check in a while, it waits for one round trip to etcd; after another checked write it waits
+// for the next notification. So the watcher's ClusterRole, made with the pooled namespace, is not
+// written here: it grants what it should already, and only gains the claim's labels, which a later
+// reconcile applies (s.watcherLabels). A pooled namespace made without one (by an older release) gets
+// it first, then the binding.
 func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimScope, objs []client.Object, id *strings.Replacer) []applied {
 	if s.handedOut == nil || s.handedOut.Name != s.desired.Namespace.Name {
 		return nil
 	}
 	out := make([]applied, len(objs))
-	// The namespace watcher's ClusterRoleBinding comes after its ClusterRole: kube-apiserver refuses a
-	// binding to a role the operator may not bind that does not exist yet (NotFound).
-	watcherBinding := client.Object(s.desired.NamespaceWatcherBinding)
+	watcher, watcherBinding := client.Object(s.desired.NamespaceWatcher), client.Object(s.desired.NamespaceWatcherBinding)
+	pooled, err := r.pooledWatcher(ctx, s.desired.NamespaceWatcher)
+	if err != nil {
+		for i := range out {
+			out[i].err = err
+		}
+		return out
+	}
+	s.watcherLabels = pooled
 	for _, wave := range []func(client.Object) bool{
-		func(o client.Object) bool { return o != watcherBinding },
+		func(o client.Object) bool { return o == watcher && !pooled },
 		func(o client.Object) bool { return o == watcherBinding },
+		func(o client.Object) bool { return o != watcher && o != watcherBinding },
 	} {
 		var wg sync.WaitGroup
 		for i, want := range objs {
@@ -244,4 +261,19 @@ func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimS
 		wg.Wait()
 	}
 	return out
+}
+
+// watcherLabelsDelay is when a claim given a pooled namespace is reconciled again to label its watcher
+// ClusterRole (applyHandedOut), unless an event comes first: after a burst of handouts, not among them.
+const watcherLabelsDelay = time.Second
+
+// pooledWatcher reports whether the cache holds the watcher ClusterRole want as its pooled namespace
+// was given it: granting exactly want's rules.
+func (r *NamespaceClaimReconciler) pooledWatcher(ctx context.Context, want *rbacv1.ClusterRole) (bool, error) {
+	have := &rbacv1.ClusterRole{}
+	ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
+	if err != nil {
+		return false, fmt.Errorf("reading ClusterRole %s: %w", want.Name, err)
+	}
+	return ok && claimpolicy.IsManaged(have) && have.AggregationRule == nil && equality.Semantic.DeepEqual(have.Rules, want.Rules), nil
 }

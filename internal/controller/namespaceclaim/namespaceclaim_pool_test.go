@@ -90,6 +90,13 @@ func expectBoundToNobody(g Gomega, ns *corev1.Namespace) {
 	g.Expect(rbs.Items).To(BeEmpty())
 	err := k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, &rbacv1.ClusterRoleBinding{})
 	g.Expect(isNotFound(err)).To(BeTrue(), "no ClusterRoleBinding names the pooled namespace: %v", err)
+	// Its watcher ClusterRole is made ahead, unbound: the managed-by label only, owned by the namespace,
+	// granting what a claim's grants.
+	role := &rbacv1.ClusterRole{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, role)).To(Succeed())
+	g.Expect(role.Labels).To(Equal(map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}))
+	g.Expect(role.OwnerReferences).To(ConsistOf(claimpolicy.NamespaceOwnerRef(ns)))
+	g.Expect(role.Rules).To(Equal(claimpolicy.Build(ns.Name, claimpolicy.Owner{}, &tenancyv1alpha1.NamespaceClass{}, nil).NamespaceWatcher.Rules))
 }
 
 func TestPoolFillsAndHandsOut(t *testing.T) {
@@ -124,6 +131,20 @@ func TestPoolFillsAndHandsOut(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: tenancyv1alpha1.TenantServiceAccountName}, sa)).To(Succeed())
 	g.Expect(claimpolicy.MarkedFor(sa, claimpolicy.OwnerOf(got))).To(BeTrue())
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: claimpolicy.TenantRoleBindingName}, &rbacv1.RoleBinding{})).To(Succeed())
+	// The tenant may watch its namespace at Ready: the binding is there, to the ClusterRole the pool made.
+	crb := &rbacv1.ClusterRoleBinding{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, crb)).To(Succeed())
+	g.Expect(claimpolicy.MarkedFor(crb, claimpolicy.OwnerOf(got))).To(BeTrue())
+	g.Expect(crb.Subjects).To(HaveLen(1))
+	g.Expect(crb.Subjects[0].Namespace).To(Equal(ns.Name))
+	// The ClusterRole gains the claim's labels after the handout, and nothing else changes in it.
+	g.Eventually(func(g Gomega) {
+		role := &rbacv1.ClusterRole{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, role)).To(Succeed())
+		g.Expect(claimpolicy.MarkedFor(role, claimpolicy.OwnerOf(got))).To(BeTrue())
+		g.Expect(role.Rules).To(HaveLen(1))
+		g.Expect(role.Rules[0].ResourceNames).To(Equal([]string{ns.Name}))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 
 	// The pool refills to its size, without the handed-out namespace.
 	refilled := waitPoolReady(t, class, 2)

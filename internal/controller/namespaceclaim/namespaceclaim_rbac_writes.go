@@ -37,6 +37,13 @@ var rbacContent = map[string][]string{
 // an apply is not sent. The digest exists to find fields nsclaim no longer sets; an RBAC object has none
 // left over once its content is equal, since its lists are atomic.
 func rbacUpToDate(kind string, desired, current map[string]any) bool {
+	return rbacGrantsEqual(kind, desired, current) && digestOnly(desired, current)
+}
+
+// rbacGrantsEqual reports whether current, an object of kind kind that exists, is of an RBAC kind and
+// grants exactly what desired grants (the fields of rbacContent equal): an apply then changes its
+// metadata only, which changes nothing anyone may do.
+func rbacGrantsEqual(kind string, desired, current map[string]any) bool {
 	fields, ok := rbacContent[kind]
 	if !ok || current == nil {
 		return false
@@ -46,5 +53,5 @@ func rbacUpToDate(kind string, desired, current map[string]any) bool {
 			return false
 		}
 	}
-	return digestOnly(desired, current)
+	return true
 }

@@ -42,6 +42,8 @@ func TestRBACUpToDate(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-namespace-t1", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner}},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{"t1"}, Verbs: []string{"get", "list", "watch"}}},
 	}
+	claimRole := role.DeepCopy()
+	claimRole.Labels = map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: "u", tenancyv1alpha1.ClaimNamespaceLabel: "req"}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-namespace-t1", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "nsclaim-namespace-t1"},
@@ -56,12 +58,20 @@ func TestRBACUpToDate(t *testing.T) {
 	noDigest := func(o client.Object) { delete(o.GetAnnotations(), claimpolicy.AppliedAnnotation) }
 	staleDigest := func(o client.Object) { o.GetAnnotations()[claimpolicy.AppliedAnnotation] = "000000000000000000000000" }
 
+	// rbacGrantsEqual's answers where they differ from rbacUpToDate's: metadata apart, the same grants.
+	sameGrants := map[string]bool{"pooled watcher without the claim's labels": true, "our label missing": true, "our owner missing": true}
 	for name, tc := range map[string]struct {
 		want    client.Object
 		gvk     schema.GroupVersionKind
 		current map[string]any
 		spared  bool
 	}{
+		// A pooled namespace's watcher ClusterRole: the managed-by label only; the claim's labels go on
+		// with an apply, which grants nothing new.
+		"pooled watcher without the claim's labels": {claimRole, crGVK, observed(t, claimRole, crGVK, func(o client.Object) {
+			noDigest(o)
+			o.SetLabels(map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
+		}), false},
 		"missing":                             {role, crGVK, nil, false},
 		"role without a digest":               {role, crGVK, observed(t, role, crGVK, noDigest), true},
 		"role with another digest":            {role, crGVK, observed(t, role, crGVK, staleDigest), true},
@@ -105,8 +115,16 @@ func TestRBACUpToDate(t *testing.T) {
 		"a ServiceAccount without a digest": {sa, saGVK, observed(t, sa, saGVK, noDigest), false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := rbacUpToDate(tc.gvk.Kind, mustApplyConfiguration(t, tc.want, tc.gvk), tc.current); got != tc.spared {
+			desired := mustApplyConfiguration(t, tc.want, tc.gvk)
+			if got := rbacUpToDate(tc.gvk.Kind, desired, tc.current); got != tc.spared {
 				t.Errorf("rbacUpToDate = %v, want %v", got, tc.spared)
+			}
+			same, ok := sameGrants[name]
+			if !ok {
+				same = tc.spared
+			}
+			if got := rbacGrantsEqual(tc.gvk.Kind, desired, tc.current); got != same {
+				t.Errorf("rbacGrantsEqual = %v, want %v", got, same)
 			}
 		})
 	}

@@ -82,9 +82,10 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 		action = childUpToDate
 	}
 	// An apply that only moves the digest (an upgrade changed how it is taken) or drops a field of a map
-	// the class no longer sets changes nothing anyone may do: it is no repair, and the claim is not
-	// tested again for it.
-	repair := action == childReplace || !digestOnly(desired, current)
+	// the class no longer sets, or only labels an RBAC object that grants what it should (a pooled
+	// namespace's watcher ClusterRole gaining its claim's labels), changes nothing anyone may do: it is
+	// no repair, and the claim is not tested again for it.
+	repair := action == childReplace || (!digestOnly(desired, current) && !rbacGrantsEqual(gvk.Kind, desired, current))
 	switch action {
 	case childUpToDate:
 		if named {

@@ -113,6 +113,9 @@ type claimScope struct {
 	namespace *corev1.Namespace
 	// childrenReady is set when every object in the namespace matches the class.
 	childrenReady bool
+	// watcherLabels says the handed-out namespace's watcher ClusterRole, made with the pooled namespace,
+	// still lacks the claim's labels: a reconcile soon applies them (applyHandedOut).
+	watcherLabels bool
 	// repaired counts objects created or changed in this reconcile.
 	repaired int
 	// unusable says what the namespace still waits for before a Pod fitting the class can be created
@@ -206,6 +209,9 @@ func (s *claimScope) requeueAfter() time.Duration {
 	}
 	if s.unusablePoll {
 		soon(usablePoll)
+	}
+	if s.watcherLabels {
+		soon(watcherLabelsDelay)
 	}
 	if s.quietUntil.After(s.now) {
 		soon(s.quietUntil.Sub(s.now))

@@ -30,6 +30,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -100,6 +101,7 @@ type PoolReconciler struct {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts;resourcequotas;limitranges,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings the pool named by req (a pool label's value) to its class's size.
@@ -309,7 +311,7 @@ func (r *PoolReconciler) create(ctx context.Context, class *tenancyv1alpha1.Name
 		if r.NameReuse != nil {
 			r.NameReuse.Created(ns)
 		}
-		if err := r.createChildren(ctx, d); err != nil {
+		if err := r.createChildren(ctx, d, ns); err != nil {
 			return nil, err
 		}
 		logf.FromContext(ctx).V(1).Info("Created pooled namespace", "pooledNamespace", klog.KObj(ns))
@@ -317,10 +319,10 @@ func (r *PoolReconciler) create(ctx context.Context, class *tenancyv1alpha1.Name
 	}
 }
 
-// createChildren creates the objects of a pooled namespace that are missing (the cache is asked
+// createChildren creates the objects of the pooled namespace ns that are missing (the cache is asked
 // first; one made moments ago answers AlreadyExists, which is fine).
-func (r *PoolReconciler) createChildren(ctx context.Context, d claimpolicy.Desired) error {
-	for _, o := range pooledChildren(d) {
+func (r *PoolReconciler) createChildren(ctx context.Context, d claimpolicy.Desired, ns *corev1.Namespace) error {
+	for _, o := range pooledChildren(d, ns) {
 		have := o.DeepCopyObject().(client.Object)
 		ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(o), have))
 		if err != nil || ok {
@@ -336,13 +338,17 @@ func (r *PoolReconciler) createChildren(ctx context.Context, d claimpolicy.Desir
 	return nil
 }
 
-// pooledChildren are the objects of d a pooled namespace holds.
-func pooledChildren(d claimpolicy.Desired) []client.Object {
+// pooledChildren are the objects of d the pooled namespace ns holds. The namespace owns its watcher
+// ClusterRole (cluster-scoped), so garbage collection removes it with the namespace.
+func pooledChildren(d claimpolicy.Desired, ns *corev1.Namespace) []client.Object {
 	var out []client.Object
-	for _, o := range []client.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy} {
+	for _, o := range []client.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
 		if !reflect.ValueOf(o).IsNil() {
 			out = append(out, o)
 		}
+	}
+	if d.NamespaceWatcher != nil {
+		d.NamespaceWatcher.OwnerReferences = []metav1.OwnerReference{claimpolicy.NamespaceOwnerRef(ns)}
 	}
 	return out
 }
@@ -351,7 +357,7 @@ func pooledChildren(d claimpolicy.Desired) []client.Object {
 // by the same rule as a claim's namespace (informers.Usable).
 func (r *PoolReconciler) ensureUsable(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, ns *corev1.Namespace) (bool, error) {
 	d := claimpolicy.BuildPooled(ns.Name, class)
-	if err := r.createChildren(ctx, d); err != nil {
+	if err := r.createChildren(ctx, d, ns); err != nil {
 		return false, err
 	}
 	usable := informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
