@@ -78,7 +78,8 @@ var managed = client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alp
 //     existing claim, or is terminating;
 //   - no claim has more than one namespace that is not terminating;
 //   - every child with the managed-by label lives in a namespace of the claim its labels name, or in a
-//     terminating one;
+//     terminating one; in a namespace handed out of a pool it may name no claim yet (its marks follow
+//     the handout);
 //   - every credentials Secret with the managed-by label belongs to an existing claim of its own
 //     namespace;
 //   - a pooled namespace (claimpolicy.IsPooled: a class's warm pool, no claim's) is no orphan, but it
@@ -121,7 +122,13 @@ func Check(ctx context.Context, c client.Client, o Options) ([]string, error) {
 			terminating[ns.Name] = true
 		}
 	}
-	checkChildOwners(v, children, live, terminating, pooled)
+	handedOut := map[string]bool{}
+	for _, ns := range nss.Items {
+		if ns.Annotations[tenancyv1alpha1.PooledAnnotation] == "true" {
+			handedOut[ns.Name] = true
+		}
+	}
+	checkChildOwners(v, children, live, terminating, pooled, handedOut)
 
 	secrets := &corev1.SecretList{}
 	if err := c.List(ctx, secrets, managed); err != nil {
@@ -258,7 +265,7 @@ func compare(a, b string) int {
 
 // checkChildOwners checks that every managed child lives in a live namespace of the claim its labels
 // name, or in a terminating namespace.
-func checkChildOwners(v *violations, children []child, live map[string]*tenancyv1alpha1.NamespaceClaim, terminating, pooled map[string]bool) {
+func checkChildOwners(v *violations, children []child, live map[string]*tenancyv1alpha1.NamespaceClaim, terminating, pooled, handedOut map[string]bool) {
 	for _, ch := range children {
 		if terminating[ch.namespace] {
 			continue
@@ -273,6 +280,9 @@ func checkChildOwners(v *violations, children []child, live map[string]*tenancyv
 		switch {
 		case !ok:
 			v.add("%s %s/%s is in namespace %s, which belongs to no claim", ch.kind, ch.namespace, ch.name, ch.namespace)
+		case ch.claimUID == "" && handedOut[ch.namespace]:
+			// A child the pool made, in a namespace handed out moments ago: it gains its claim's marks in
+			// a later reconcile (docs/pool.md). Marked for no other claim.
 		case string(claim.UID) != ch.claimUID:
 			v.add("%s %s/%s is marked for claim-uid %q, its namespace belongs to claim %s/%s", ch.kind, ch.namespace, ch.name, ch.claimUID,
 				claim.Namespace, claim.Name)

@@ -77,15 +77,19 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	id := identity(d.Namespace.Name, nsUID, s.owner.UID, s.owner.Namespace)
 	roleFields := claimpolicy.ClusterRoleFields(s.class)
 	handout := r.applyHandedOut(ctx, s, objs, id)
+	deferMarks := r.marksDeferrable(s)
 	for i, want := range objs {
 		// Once something was repaired, whether a child the cache misses really changes no longer
 		// matters: it is applied without asking the API server first.
-		var changed bool
+		var changed, deferred bool
 		var err error
 		if handout != nil {
-			changed, err = handout[i].changed, handout[i].err
+			changed, deferred, err = handout[i].changed, handout[i].deferred, handout[i].err
 		} else {
-			changed, err = r.applyChild(ctx, want, id, s.repaired == 0)
+			changed, deferred, err = r.applyChild(ctx, want, id, s.repaired == 0, deferMarks)
+		}
+		if deferred {
+			s.marksDeferred = true
 		}
 		if apierrors.IsForbidden(err) {
 			if f, ok := boundRoleField(want, d.RoleBindings, roleFields); ok {

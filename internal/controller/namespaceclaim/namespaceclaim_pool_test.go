@@ -126,11 +126,23 @@ func TestPoolFillsAndHandsOut(t *testing.T) {
 	g.Expect(claimpolicy.OwnedBy(ns, claimpolicy.OwnerOf(got))).To(BeTrue())
 	g.Expect(claimpolicy.IsPooled(ns)).To(BeFalse())
 	g.Expect(ns.Labels).NotTo(HaveKey(tenancyv1alpha1.PoolLabel))
-	// The handed-out namespace is a claim's like any: its children are marked for it, its tenant bound.
-	sa := &corev1.ServiceAccount{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: tenancyv1alpha1.TenantServiceAccountName}, sa)).To(Succeed())
-	g.Expect(claimpolicy.MarkedFor(sa, claimpolicy.OwnerOf(got))).To(BeTrue())
+	// The handed-out namespace is a claim's like any: its tenant is bound at Ready, and the children the
+	// pool made gain the claim's marks after the handout (pooledMarksDelay).
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: claimpolicy.TenantRoleBindingName}, &rbacv1.RoleBinding{})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		for _, o := range []client.Object{
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: tenancyv1alpha1.TenantServiceAccountName}},
+			&corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: claimpolicy.ResourceQuotaName}},
+			&corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: claimpolicy.LimitRangeName}},
+		} {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
+			g.Expect(claimpolicy.MarkedFor(o, claimpolicy.OwnerOf(got))).To(BeTrue(), "%T %s", o, o.GetName())
+		}
+	}).WithTimeout(30 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+	// Marking them was no repair: the claim was Ready once, with one token.
+	after := &tenancyv1alpha1.NamespaceClaim{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(claim), after)).To(Succeed())
+	g.Expect(after.Status.TokenExpiresAt).To(Equal(got.Status.TokenExpiresAt))
 	// The tenant may watch its namespace at Ready: the binding is there, to the ClusterRole the pool made.
 	crb := &rbacv1.ClusterRoleBinding{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, crb)).To(Succeed())

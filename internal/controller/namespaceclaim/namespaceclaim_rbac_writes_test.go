@@ -129,3 +129,40 @@ func TestRBACUpToDate(t *testing.T) {
 		})
 	}
 }
+
+func TestClaimMarksOnly(t *testing.T) {
+	saGVK := corev1.SchemeGroupVersion.WithKind("ServiceAccount")
+	marks := map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
+		tenancyv1alpha1.ClaimUIDLabel: "u", tenancyv1alpha1.ClaimNamespaceLabel: "req"}
+	want := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-tenant", Namespace: "t1", Labels: marks}, AutomountServiceAccountToken: ptr.To(false)}
+	pooled := func(o client.Object) {
+		delete(o.GetAnnotations(), claimpolicy.AppliedAnnotation)
+		o.SetLabels(map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue})
+	}
+	for name, tc := range map[string]struct {
+		current map[string]any
+		want    bool
+	}{
+		"missing":                       {nil, false},
+		"as the pool made it":           {observed(t, want, saGVK, pooled), true},
+		"marked for this claim already": {observed(t, want, saGVK, func(o client.Object) { delete(o.GetAnnotations(), claimpolicy.AppliedAnnotation) }), true},
+		"marked for another claim": {observed(t, want, saGVK, func(o client.Object) {
+			pooled(o)
+			o.GetLabels()[tenancyv1alpha1.ClaimUIDLabel] = "other"
+		}), false},
+		"another spec": {observed(t, want, saGVK, func(o client.Object) {
+			pooled(o)
+			o.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr.To(true)
+		}), false},
+		"without the managed-by label": {observed(t, want, saGVK, func(o client.Object) {
+			pooled(o)
+			o.SetLabels(nil)
+		}), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := claimMarksOnly(mustApplyConfiguration(t, want, saGVK), tc.current); got != tc.want {
+				t.Errorf("claimMarksOnly = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

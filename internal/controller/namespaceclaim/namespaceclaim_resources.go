@@ -47,17 +47,18 @@ import (
 // nsclaim labels, or made moments ago) is read from the API server when readOnMiss is set, so a cache
 // that lags behind a write does not count as a change, and is otherwise applied at once. Nothing is
 // sent when the object already carries everything the apply would set (see childAction). A binding whose roleRef differs is deleted and
-// created again, since the API server refuses to change a roleRef. It reports whether it wrote
-// anything.
-func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object, id *strings.Replacer, readOnMiss bool) (bool, error) {
+// created again, since the API server refuses to change a roleRef. It reports whether it repaired
+// anything. With deferMarks, a child that lacks only its claim's marks (a pooled namespace's, made
+// before any claim owned it: claimMarksOnly) is not written, and reported deferred.
+func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object, id *strings.Replacer, readOnMiss, deferMarks bool) (repaired, deferred bool, err error) {
 	key := client.ObjectKeyFromObject(want)
 	gvk, err := apiutil.GVKForObject(want, r.Scheme())
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	desired, err := applyConfiguration(want, gvk, id)
 	if err != nil {
-		return false, fmt.Errorf("building %s %s: %w", gvk.Kind, key, err)
+		return false, false, fmt.Errorf("building %s %s: %w", gvk.Kind, key, err)
 	}
 	have := reflect.New(reflect.TypeOf(want).Elem()).Interface().(client.Object)
 	ok, err := kube.Found(r.Get(ctx, key, have))
@@ -65,15 +66,18 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 		ok, err = kube.Found(r.APIReader.Get(ctx, key, have))
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
+		return false, false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
 	}
 	var current map[string]any
 	if ok {
 		if current, err = runtime.DefaultUnstructuredConverter.ToUnstructured(have); err != nil {
-			return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
+			return false, false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
 		}
 	}
 	action := childAction(desired, current)
+	if deferMarks && action == childApply && claimMarksOnly(desired, current) {
+		return false, true, nil
+	}
 	_, named := have.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]
 	named = ok && named
 	// An RBAC child that grants what it should is not written for its digest alone, unless it is written
@@ -81,34 +85,34 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 	if action == childApply && !named && rbacUpToDate(gvk.Kind, desired, current) {
 		action = childUpToDate
 	}
-	// An apply that only moves the digest (an upgrade changed how it is taken) or drops a field of a map
-	// the class no longer sets, or only labels an RBAC object that grants what it should (a pooled
-	// namespace's watcher ClusterRole gaining its claim's labels), changes nothing anyone may do: it is
-	// no repair, and the claim is not tested again for it.
-	repair := action == childReplace || (!digestOnly(desired, current) && !rbacGrantsEqual(gvk.Kind, desired, current))
+	// An apply that only moves the digest (an upgrade changed how it is taken), drops a field of a map
+	// the class no longer sets, adds the claim's marks (a pooled namespace's child) or changes the
+	// metadata of an RBAC object that grants what it should changes nothing anyone may do: it is no
+	// repair, and the claim is not tested again for it.
+	repair := action == childReplace || (!claimMarksOnly(desired, current) && !rbacGrantsEqual(gvk.Kind, desired, current))
 	switch action {
 	case childUpToDate:
 		if named {
-			return false, r.dropClaimName(ctx, have, gvk.Kind)
+			return false, false, r.dropClaimName(ctx, have, gvk.Kind)
 		}
-		return false, nil
+		return false, false, nil
 	case childReplace:
 		uid, rv := have.GetUID(), have.GetResourceVersion()
 		if err := r.Delete(ctx, have, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
-			return false, fmt.Errorf("replacing %s %s: %w", gvk.Kind, key, err)
+			return false, false, fmt.Errorf("replacing %s %s: %w", gvk.Kind, key, err)
 		}
 		named = false
 	}
 	applied := &unstructured.Unstructured{Object: desired}
 	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
-		return false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
+		return false, false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
 	// The apply removed the claim-name annotation if nsclaim's field owner had applied it (0.3.0); one
 	// written with an update (0.2.0) is still in the answer, and goes with one patch more.
 	if _, still := applied.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]; named && still {
-		return repair, r.dropClaimName(ctx, have, gvk.Kind)
+		return repair, false, r.dropClaimName(ctx, have, gvk.Kind)
 	}
-	return repair, nil
+	return repair, false, nil
 }
 
 // digestOnly reports whether current, an object that exists, carries every field of the apply
@@ -131,6 +135,36 @@ func digestOnly(desired, current map[string]any) bool {
 	d := maps.Clone(desired)
 	d["metadata"] = m
 	return childAction(d, current) == childUpToDate
+}
+
+// claimMarksOnly reports whether current, an object that exists, carries every field of the apply
+// configuration desired but its claim's marks (the claim-uid and claim-namespace labels) and its
+// digest: a pooled namespace's child as the pool made it, before a claim took the namespace. A child
+// marked for another claim is not. It holds for digestOnly too.
+func claimMarksOnly(desired, current map[string]any) bool {
+	if current == nil {
+		return false
+	}
+	md, _ := desired["metadata"].(map[string]any)
+	m := maps.Clone(md)
+	if labels, _ := md["labels"].(map[string]any); labels != nil {
+		cm, _ := current["metadata"].(map[string]any)
+		have, _ := cm["labels"].(map[string]any)
+		l := maps.Clone(labels)
+		for _, k := range []string{tenancyv1alpha1.ClaimUIDLabel, tenancyv1alpha1.ClaimNamespaceLabel} {
+			if v, ok := have[k]; ok && v != labels[k] {
+				return false
+			}
+			delete(l, k)
+		}
+		m["labels"] = l
+		if len(l) == 0 {
+			delete(m, "labels")
+		}
+	}
+	d := maps.Clone(desired)
+	d["metadata"] = m
+	return digestOnly(d, current)
 }
 
 // dropClaimNamePatch removes the claim-name annotation from a child.

@@ -113,9 +113,10 @@ type claimScope struct {
 	namespace *corev1.Namespace
 	// childrenReady is set when every object in the namespace matches the class.
 	childrenReady bool
-	// watcherLabels says the handed-out namespace's watcher ClusterRole, made with the pooled namespace,
-	// still lacks the claim's labels: a reconcile soon applies them (applyHandedOut).
-	watcherLabels bool
+	// marksDeferred says a child of the claim's pooled namespace was left without the claim's marks in
+	// this reconcile; marksAt is when they are applied (marksDeferrable).
+	marksDeferred bool
+	marksAt       time.Time
 	// repaired counts objects created or changed in this reconcile.
 	repaired int
 	// unusable says what the namespace still waits for before a Pod fitting the class can be created
@@ -210,8 +211,8 @@ func (s *claimScope) requeueAfter() time.Duration {
 	if s.unusablePoll {
 		soon(usablePoll)
 	}
-	if s.watcherLabels {
-		soon(watcherLabelsDelay)
+	if s.marksDeferred && s.marksAt.After(s.now) {
+		soon(s.marksAt.Sub(s.now))
 	}
 	if s.quietUntil.After(s.now) {
 		soon(s.quietUntil.Sub(s.now))
