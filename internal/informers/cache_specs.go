@@ -85,7 +85,7 @@ func compactSpec(obj any) {
 func compactClaim(o *tenancyv1alpha1.NamespaceClaim) {
 	o.Spec.ClassName, o.Status.ClassName = intern(o.Spec.ClassName), intern(o.Status.ClassName)
 	if c := o.Spec.Creator; c != nil {
-		o.Spec.Creator = &tenancyv1alpha1.ClaimCreator{Username: intern(c.Username), UID: intern(c.UID), Groups: internAll(c.Groups), Extra: c.Extra}
+		o.Spec.Creator = &tenancyv1alpha1.ClaimCreator{Username: intern(c.Username), UID: intern(c.UID), Groups: internAll(c.Groups), Extra: shareExtra(c.Extra)}
 	}
 	if len(o.Status.Conditions) > 0 {
 		conds := make([]metav1.Condition, len(o.Status.Conditions))
@@ -99,6 +99,19 @@ func compactClaim(o *tenancyv1alpha1.NamespaceClaim) {
 
 // compactRules shares rules that name no object (the same in many roles), and interns
 // the strings of rules that do (a namespace watcher's names its namespace: no other object has it).
+// shareExtra returns one shared map for equal creator extras. The API server fills extra with the
+// credential's identity (authentication.kubernetes.io/credential-id: a client certificate's digest, a
+// token's ID; for a bound token, its pod): every claim made with one credential carries the same map,
+// which was one map and its slices per claim (about 4 MB at 10,000 claims made by one client; see
+// docs/benchmarks.md, issue 30). Claims made with distinct credentials share only through the rotating
+// table's bound.
+func shareExtra(extra map[string][]string) map[string][]string {
+	if len(extra) == 0 {
+		return extra
+	}
+	return shareSpec("ClaimCreator.extra", extra)
+}
+
 func compactRules(kind string, rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 	if len(rules) == 0 {
 		return rules

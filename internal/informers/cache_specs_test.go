@@ -17,6 +17,7 @@ limitations under the License.
 package informers
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -160,5 +161,37 @@ func TestCompactClaimInternsWhatClaimsRepeat(t *testing.T) {
 		if !sameMemory(pair[0], pair[1]) {
 			t.Errorf("%s not shared", what)
 		}
+	}
+}
+
+// TestCompactClaimSharesEqualCreatorExtras: claims made with one credential share one creator.extra;
+// another credential's is not shared with them; content is unchanged.
+func TestCompactClaimSharesEqualCreatorExtras(t *testing.T) {
+	claim := func(name, credential string) *tenancyv1alpha1.NamespaceClaim {
+		return &tenancyv1alpha1.NamespaceClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ci"},
+			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: "ci", Creator: &tenancyv1alpha1.ClaimCreator{
+				Username: "pipeline", Extra: map[string][]string{"authentication.kubernetes.io/credential-id": {credential}}}},
+		}
+	}
+	a, b, other := claim("pr-1", "X509SHA256=aa"), claim("pr-2", "X509SHA256=aa"), claim("pr-3", "JTI=bb")
+	want := []*tenancyv1alpha1.NamespaceClaim{a.DeepCopy(), b.DeepCopy(), other.DeepCopy()}
+	transform := compactForCache()
+	for i, c := range []*tenancyv1alpha1.NamespaceClaim{a, b, other} {
+		if _, err := transform(c); err != nil {
+			t.Fatal(err)
+		}
+		if !equality.Semantic.DeepEqual(c, want[i]) {
+			t.Fatalf("claim %d changed:\n got %+v\nwant %+v", i, c, want[i])
+		}
+	}
+	extra := func(c *tenancyv1alpha1.NamespaceClaim) unsafe.Pointer {
+		return unsafe.Pointer(reflect.ValueOf(c.Spec.Creator.Extra).Pointer())
+	}
+	if extra(a) != extra(b) {
+		t.Error("equal extras are not shared")
+	}
+	if extra(a) == extra(other) {
+		t.Error("another credential's extra is shared with them")
 	}
 }

@@ -45,6 +45,7 @@ type benchOptions struct {
 	latencyPause             time.Duration
 	idle                     time.Duration
 	settle                   time.Duration
+	memWatch                 time.Duration
 	timeout                  time.Duration
 	ceiling                  bool
 	out                      string
@@ -64,6 +65,7 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
 	fs.DurationVar(&o.settle, "settle", 3*time.Second, "Pause after a phase before its counters are read.")
+	fs.DurationVar(&o.memWatch, "mem-watch", 0, "After each scale point, keep the manager idle this long and print its RSS and memory classes every 30s (0 to skip).")
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Longest wait for any one phase.")
 	fs.BoolVar(&o.ceiling, "ceiling", true, "Run the ceilings after each burst.")
 	fs.StringVar(&o.out, "out", "tmp/bench/results.md", "Markdown file the final table is written to.")
@@ -515,9 +517,16 @@ func (b *bencher) restart(ctx context.Context, size int, scale bool) error {
 		return nil
 	}
 	sr := scaleRow{claims: b.claims, rssKiB: l.rssKiB, peakKiB: l.peakKiB, catchUpCPU: l.cpu}
+	m0, ok0 := op.readMemClasses()
+	if ok0 {
+		b.logf("scale %d: caught up: %s", b.claims, m0)
+	}
 	p0, _ := readProc(op.pid())
 	_ = sleep(ctx, 30*time.Second)
 	p1, _ := readProc(op.pid())
+	if m1, ok := op.readMemClasses(); ok && ok0 {
+		b.logf("scale %d: 30s idle: %s; allocated %.1f MiB in the 30s", b.claims, m1, m1.allocs-m0.allocs)
+	}
 	sr.idleCPUPerMin = time.Duration(float64(p1.cpu-p0.cpu) * float64(time.Minute) / float64(p1.readTime.Sub(p0.readTime)))
 	refs, err := createClaims(ctx, b.k, "one", b.claims, b.claims+1, 1, 1, nil)
 	if err != nil {
@@ -531,9 +540,16 @@ func (b *bencher) restart(ctx context.Context, size int, scale bool) error {
 	p2, _ := readProc(op.pid())
 	sr.rssKiB = p2.rssKiB
 	b.logf("scale %d: RSS %d MiB, idle CPU %s/min, one more claim Ready in %s", sr.claims, sr.rssKiB/1024, sr.idleCPUPerMin.Round(time.Millisecond), sr.oneMore.Round(time.Millisecond))
+	if m, ok := op.readMemClasses(); ok {
+		b.logf("scale %d: scale point: %s", sr.claims, m)
+	}
 	if path, heap, sys := op.heapProfile(filepath.Dir(b.o.out), sr.claims); heap > 0 {
 		b.logf("scale %d: Go heap in use %.0f MiB, Go runtime total %.0f MiB; heap profile %q", sr.claims, heap, sys, path)
+		if m, ok := op.readMemClasses(); ok {
+			b.logf("scale %d: after the profile's collection: %s", sr.claims, m)
+		}
 	}
+	b.watchMemory(ctx, op, sr.claims)
 	b.rows.scales = append(b.rows.scales, sr)
 	return nil
 }

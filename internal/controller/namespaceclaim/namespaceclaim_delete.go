@@ -75,7 +75,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	if len(waiting) > 0 {
 		s.deleting = strings.Join(waiting, "; ")
 		setStatus(s, nil)
-		if err := r.patchStatus(ctx, before, claim); err != nil {
+		if _, err := r.patchStatus(ctx, before, claim); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: terminatingPoll}, nil
