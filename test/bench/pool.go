@@ -50,9 +50,10 @@ type poolRow struct {
 	// burst is the burst of size claims; hits and misses its Pooled reasons.
 	burst        burstRow
 	hits, misses int
-	// ceiling is the plain-writes ceiling (ceiling (a)) of the largest burst of the same run, claims/s;
-	// 0 when the run had none.
-	ceiling float64
+	// ceiling is the plain-writes ceiling (ceiling (a)) of the same run, claims/s, of ceilingOf claims
+	// (poolCeiling); 0 when the run had none.
+	ceiling   float64
+	ceilingOf int
 }
 
 // poolPhase measures the warm pool: a class like the bench class with spec.pool.size = --pool, filled;
@@ -127,16 +128,37 @@ func (b *bencher) poolPhase(ctx context.Context) error {
 	if row.hits, row.misses, err = b.pooledReasons(ctx, refs); err != nil {
 		return err
 	}
-	for _, br := range b.rows.bursts {
-		if br.ceilingA != nil && (row.ceiling == 0 || br.n >= n) {
-			row.ceiling = br.ceilingA.throughput()
-		}
-	}
+	row.ceiling, row.ceilingOf = poolCeiling(b.rows.bursts, n)
 	b.logf("pool burst %d: %d Ready in %s (%.1f/s; plain-writes ceiling %.1f/s), p50 %s p99 %s, %d hits %d misses (load %s)",
 		n, len(lat), row.burst.span.Round(time.Millisecond), row.burst.throughput(), row.ceiling,
 		percentile(lat, 50).Round(time.Millisecond), percentile(lat, 99).Round(time.Millisecond), row.hits, row.misses, loadAvg())
 	b.rows.pool = row
 	return nil
+}
+
+// poolCeiling returns the plain-writes ceiling to hold a pool burst of n claims against: that of the
+// run's burst closest in size (the smallest of n or more, else the largest), since a short burst's
+// ramp up and down weighs on its rate as on the pool's; and that burst's size. Zero without one.
+func poolCeiling(bursts []burstRow, n int) (float64, int) {
+	var best *burstRow
+	for i := range bursts {
+		br := &bursts[i]
+		if br.ceilingA == nil {
+			continue
+		}
+		switch {
+		case best == nil:
+			best = br
+		case best.n < n && br.n > best.n:
+			best = br
+		case br.n >= n && br.n < best.n:
+			best = br
+		}
+	}
+	if best == nil {
+		return 0, 0
+	}
+	return best.ceilingA.throughput(), best.n
 }
 
 // waitPoolFull waits until the pool class reports n ready pooled namespaces and none being made.
@@ -192,7 +214,7 @@ func (r *poolRow) markdown(p func(string, ...any)) {
 	p("| burst of %d: claims/s (Ready %d) | %.1f |", r.burst.n, r.burst.ready, r.burst.throughput())
 	p("| burst: hits / misses | %d / %d |", r.hits, r.misses)
 	if r.ceiling > 0 {
-		p("| plain-writes ceiling of this run | %.1f claims/s |", r.ceiling)
+		p("| plain-writes ceiling of this run (%d claims) | %.1f claims/s |", r.ceilingOf, r.ceiling)
 	}
 	p("")
 	if len(r.single) > 0 {

@@ -98,3 +98,27 @@ func TestMetOrNot(t *testing.T) {
 		}
 	}
 }
+
+func TestPoolCeiling(t *testing.T) {
+	withCeiling := func(n int, span time.Duration) burstRow {
+		return burstRow{n: n, ceilingA: &burstRow{n: n, ready: n, span: span}}
+	}
+	for _, tc := range []struct {
+		name   string
+		bursts []burstRow
+		n      int
+		want   int
+	}{
+		{"none", nil, 50, 0},
+		{"no ceiling measured", []burstRow{{n: 50}}, 50, 0},
+		{"the same size", []burstRow{withCeiling(500, time.Second), withCeiling(50, time.Second)}, 50, 50},
+		{"the smallest larger one", []burstRow{withCeiling(500, time.Second), withCeiling(200, time.Second), withCeiling(20, time.Second)}, 50, 200},
+		{"all smaller: the largest", []burstRow{withCeiling(10, time.Second), withCeiling(20, time.Second)}, 50, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, got := poolCeiling(tc.bursts, tc.n); got != tc.want {
+				t.Errorf("poolCeiling chose the burst of %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
