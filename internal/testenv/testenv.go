@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package testenv starts envtest's control plane (kube-apiserver and etcd from KUBEBUILDER_ASSETS) for
-// one test, the same way for every package whose tests need a real API server. Only tests import it.
+// one test, the same way for every package whose tests need a real API server, and holds what tests
+// share against any API server (WaitAllowed). Only tests and the bench import it.
 package testenv
 
 import (

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 // Ceiling (b) is the protocol of the shell operator nsplease (nsplease.sh and namespace-template.yaml
@@ -107,23 +108,12 @@ func grantNspleaseRoles(ctx context.Context, k *clients) (func(), error) {
 		_ = k.c.Delete(context.Background(), role)
 	}
 	// The authorizer learns of a binding from its informers: wait until it allows the create.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: operatorUser,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: rbacv1.GroupName, Resource: "roles", Verb: "create", Namespace: nspleaseRequestsNamespace}}}
-		if err := k.c.Create(ctx, sar); err != nil {
-			revoke()
-			return nil, fmt.Errorf("asking whether the operator may create Roles: %w", err)
-		}
-		if sar.Status.Allowed {
-			return revoke, nil
-		}
-		if time.Now().After(deadline) {
-			revoke()
-			return nil, fmt.Errorf("the operator still may not create Roles 30s after %s was bound", nspleaseRolesGrant)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := testenv.WaitAllowed(ctx, k.c, operatorUser, authorizationv1.ResourceAttributes{
+		Group: rbacv1.GroupName, Resource: "roles", Verb: "create", Namespace: nspleaseRequestsNamespace}, 30*time.Second); err != nil {
+		revoke()
+		return nil, fmt.Errorf("waiting for %s to be in force: %w", nspleaseRolesGrant, err)
 	}
+	return revoke, nil
 }
 
 // nsplease makes the ten writes for request name.

@@ -261,10 +261,3 @@ func (r *poolRow) markdown(p func(string, ...any)) {
 	}
 	p("")
 }
-
-func metOrNot(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "not met"
-}

@@ -68,17 +68,23 @@ type targetRow struct {
 }
 
 func (t targetRow) verdict() string {
-	v := "**not met**"
-	switch {
-	case !t.measured:
+	if !t.measured {
 		return "not measured"
-	case t.met:
-		v = "met"
 	}
+	v := metOrNot(t.met)
 	if t.at > 0 {
 		v += fmt.Sprintf(" at %d claims (the target is at %d)", t.at, rssTargetClaims)
 	}
 	return v
+}
+
+// metOrNot is the verdict on a measured figure: "met", or "**not met**" in bold, so that a miss stands
+// out in every table the bench prints.
+func metOrNot(met bool) string {
+	if met {
+		return "met"
+	}
+	return "**not met**"
 }
 
 // smaller returns n if it is not the target's size, else 0.

@@ -85,6 +85,20 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+func TestMetOrNot(t *testing.T) {
+	for _, tc := range []struct {
+		met  bool
+		want string
+	}{
+		{met: true, want: "met"},
+		{met: false, want: "**not met**"},
+	} {
+		if got := metOrNot(tc.met); got != tc.want {
+			t.Errorf("metOrNot(%v) = %q, want %q", tc.met, got, tc.want)
+		}
+	}
+}
+
 func TestPoolCeiling(t *testing.T) {
 	withCeiling := func(n int, span time.Duration) burstRow {
 		return burstRow{n: n, ceilingA: &burstRow{n: n, ready: n, span: span}}

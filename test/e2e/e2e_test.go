@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 var (
@@ -124,14 +125,8 @@ func newPipeline(t *testing.T, name string) *pipeline {
 	// The API server's RBAC authorizer learns of the new binding from its own informer: wait until the
 	// pipeline may create claims, as a pipeline whose admin just granted it would, so that no test
 	// races the grant.
-	g.Eventually(func(g Gomega) {
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "create",
-				Group: tenancyv1alpha1.GroupVersion.Group, Resource: "namespaceclaims"},
-		}}
-		g.Expect(p.client.Create(ctx, review)).To(Succeed())
-		g.Expect(review.Status.Allowed).To(BeTrue(), "the pipeline may create claims in %s", ns)
-	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+	g.Expect(testenv.WaitAllowed(ctx, p.client, "", authorizationv1.ResourceAttributes{Namespace: ns, Verb: "create",
+		Group: tenancyv1alpha1.GroupVersion.Group, Resource: "namespaceclaims"}, 30*time.Second)).To(Succeed())
 	return p
 }
 

@@ -17,49 +17,28 @@ limitations under the License.
 package e2e
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
-// invariantsSettle is how long the cluster-wide invariants may stay broken after a scenario: an attack
-// may break one on purpose (a claim deleted without its finalizer leaves an orphaned namespace) and the
-// operator must restore it within this time.
-const invariantsSettle = 60 * time.Second
-
-// brokenInvariants returns the invariants of test/invariants that still do not hold after
-// invariantsSettle (the checks that hold whatever happens, not those that need every claim settled:
-// other scenarios run in parallel). It returns nil as soon as they all hold.
-func brokenInvariants() ([]string, error) {
-	return invariants.CheckWithin(ctx, admin, invariants.Options{}, invariantsSettle, time.Second)
+// suiteInvariants checks the cluster-wide invariants of test/invariants after every scenario and after
+// the suite: one may stay broken for 60 s (an attack may break one on purpose: a claim deleted without
+// its finalizer leaves an orphaned namespace, and the operator must restore it).
+func suiteInvariants() invariants.Suite {
+	return invariants.Suite{Client: admin, Settle: 60 * time.Second, Poll: time.Second}
 }
 
 // checkInvariants fails the scenario when, after it, the cluster breaks nsclaim's invariants for longer
-// than invariantsSettle. Every identity a scenario logs in as registers it (loginAs), so it runs after
+// than the settle time. Every identity a scenario logs in as registers it (loginAs), so it runs after
 // every scenario.
 func checkInvariants(t testing.TB) {
 	t.Helper()
-	broken, err := brokenInvariants()
-	if err != nil {
-		t.Errorf("checking invariants: %v", err)
-		return
-	}
-	if len(broken) > 0 {
-		t.Errorf("invariants broken for %s after the scenario:\n%s", invariantsSettle, strings.Join(broken, "\n"))
-	}
+	suiteInvariants().AfterScenario(ctx, t)
 }
 
 // finalInvariants is TestMain's check once every scenario has ended.
 func finalInvariants() error {
-	broken, err := brokenInvariants()
-	if err != nil {
-		return err
-	}
-	if len(broken) > 0 {
-		return fmt.Errorf("invariants broken after the suite:\n%s", strings.Join(broken, "\n"))
-	}
-	return nil
+	return suiteInvariants().AtEnd(ctx)
 }

@@ -18,7 +18,8 @@ limitations under the License.
 // nsclaim keeps whatever happens to it: no namespace or child without its claim, no claim with two
 // namespaces, no credentials Secret without its claim; and, once every claim has settled, exactly the
 // objects each claim's class asks for and a token that authenticates as the claim's tenant. The chaos
-// test (test/bench) runs it after every scenario.
+// test (test/bench) runs it after every scenario; the envtest suite and the e2e suite, through Suite,
+// after each of theirs and at their end.
 package invariants
 
 import (

@@ -57,9 +57,6 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 			monitoring.ObserveProvisioned(className(s.claim), s.now.Sub(s.claim.CreationTimestamp.Time))
 		}
 	}
-	if r.Recorder == nil {
-		return
-	}
 	t := corev1.EventTypeNormal
 	if e.warning {
 		t = corev1.EventTypeWarning
@@ -67,10 +64,18 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 	if e.reason == tenancyv1alpha1.ProvisionedReason {
 		e.note = provisionedNote(e.note, s.claim.Status.IssuedTokens)
 	}
-	r.Recorder.Eventf(s.claim, nil, t, e.reason, e.action, "%s", e.note)
+	r.event(s, t, e.reason, e.action, e.note)
 	if e.reason == tenancyv1alpha1.ProvisionedReason && s.claim.Status.CredentialsSecretName != "" && r.Endpoint.InClusterOnly() {
-		r.Recorder.Eventf(s.claim, nil, corev1.EventTypeWarning, KubeconfigServerInClusterOnlyReason, "IssueCredentials", "%s",
+		r.event(s, corev1.EventTypeWarning, KubeconfigServerInClusterOnlyReason, "IssueCredentials",
 			inClusterOnlyNote(s.claim.Status.CredentialsSecretName, r.Endpoint.Server))
+	}
+}
+
+// event records an Event on the claim, when there is a recorder: the one call of the recorder for
+// every Event the claim reconciler records. note is taken as it is (never a format).
+func (r *NamespaceClaimReconciler) event(s *claimScope, eventType, reason, action, note string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(s.claim, nil, eventType, reason, action, "%s", note)
 	}
 }
 

@@ -156,10 +156,11 @@ func (r *NamespaceClaimReconciler) handOut(ctx context.Context, s *claimScope) (
 		if r.NameReuse != nil && r.NameReuse.GrantsAt(ns).After(s.now) {
 			continue
 		}
-		if ok, err := r.pooledUsable(ctx, s, ns.Name); err != nil || !ok {
-			if err != nil {
-				return nil, err
-			}
+		pending, _, err := r.usable().Pending(ctx, ns.Name, claimpolicy.BuildPooled(ns.Name, s.class).ResourceQuota)
+		if err != nil {
+			return nil, err
+		}
+		if pending != "" {
 			continue
 		}
 		body, err := json.Marshal(claimpolicy.HandoutPatch(s.owner, ns.ResourceVersion))
@@ -177,29 +178,6 @@ func (r *NamespaceClaimReconciler) handOut(ctx context.Context, s *claimScope) (
 		return taken, nil
 	}
 	return nil, nil
-}
-
-// pooledUsable reports whether the pooled namespace name is usable, by the rule of checkUsable.
-func (r *NamespaceClaimReconciler) pooledUsable(ctx context.Context, s *claimScope, name string) (bool, error) {
-	d := claimpolicy.BuildPooled(name, s.class)
-	if want := d.ResourceQuota; want != nil {
-		have := &corev1.ResourceQuota{}
-		ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
-		if err != nil {
-			return false, fmt.Errorf("reading ResourceQuota %s: %w", klog.KObj(want), err)
-		}
-		if !ok || claimpolicy.QuotaPending(want, have) != "" {
-			return false, nil
-		}
-	}
-	if r.DefaultServiceAccounts == nil {
-		return kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Namespace: name, Name: kube.DefaultServiceAccount}, &corev1.ServiceAccount{}))
-	}
-	ok, err := r.DefaultServiceAccounts.Exists(ctx, name)
-	if err != nil {
-		return false, fmt.Errorf("reading ServiceAccount %s/%s: %w", name, kube.DefaultServiceAccount, err)
-	}
-	return ok, nil
 }
 
 // setPooledCondition sets the Pooled condition recorded by reconcilePool, if any.

@@ -318,10 +318,3 @@ func sleptNote(last *metav1.Time, after *metav1.Duration, record []tenancyv1alph
 	return fmt.Sprintf("Idle since %s for lifetime.sleepAfter %s: %d Deployment(s) and StatefulSet(s) scaled to 0 (%d replicas) and %d CronJob(s) suspended; "+
 		"a heartbeat wakes it (kubectl nsclaim wake)", since, after.Duration, scaled, replicas, suspended)
 }
-
-// event records an Event on the claim, when there is a recorder.
-func (r *NamespaceClaimReconciler) event(s *claimScope, eventType, reason, action, note string) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(s.claim, nil, eventType, reason, action, "%s", note)
-	}
-}

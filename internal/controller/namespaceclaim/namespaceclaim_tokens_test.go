@@ -60,23 +60,7 @@ func TestSecretWrittenBeforeItsStatusKeepsItsToken(t *testing.T) {
 	class := newClass(t)
 	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
-	key := client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}
-	sec := &corev1.Secret{}
-	g.Expect(k8s.Get(ctx, key, sec)).To(Succeed())
-	id, err := credentials.CredentialID(string(sec.Data[credentials.TokenKey]))
-	g.Expect(err).NotTo(HaveOccurred())
-
-	// The operator stops, and the status it wrote is lost; a new process starts with no memory of it.
-	stopManager()
-	g.Eventually(func(g Gomega) {
-		c := getClaim(g, claim)
-		c.Status.CredentialsSecretName = ""
-		c.Status.TokenExpiresAt = nil
-		c.Status.TokenServiceAccountUID = ""
-		c.Status.IssuedTokens = nil
-		g.Expect(k8s.Status().Update(ctx, c)).To(Succeed())
-	}).WithTimeout(10 * time.Second).Should(Succeed())
-	startManager()
+	key, sec, id := crashBeforeTokenStatus(t, claim, got)
 
 	g.Eventually(func(g Gomega) {
 		c := getClaim(g, claim)
@@ -84,10 +68,7 @@ func TestSecretWrittenBeforeItsStatusKeepsItsToken(t *testing.T) {
 		g.Expect(c.Status.IssuedTokens).To(HaveLen(1))
 		g.Expect(c.Status.IssuedTokens[0].CredentialID).To(Equal(id), "the token already in the Secret is recorded, none issued")
 	}).WithTimeout(30 * time.Second).Should(Succeed())
-	after := &corev1.Secret{}
-	g.Expect(k8s.Get(ctx, key, after)).To(Succeed())
-	g.Expect(after.Data[credentials.TokenKey]).To(Equal(sec.Data[credentials.TokenKey]), "the Secret keeps its token")
-	g.Expect(meta.IsStatusConditionTrue(getClaim(g, claim).Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeTrue())
+	expectTokenKept(g, claim, sec)
 }
 
 // The crash window of a first token issued only once: the Secret was written but the status that
@@ -105,23 +86,7 @@ func TestSecretWrittenBeforeItsStatusKeepsItsOnlyOnceToken(t *testing.T) {
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	g.Expect(got.Status.TokenExpiresAt.Sub(testClock.Now())).To(BeNumerically("<", claimpolicy.DefaultRenewBefore),
 		"the token is inside the window in which a token that is not only-once would be renewed")
-	key := client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}
-	sec := &corev1.Secret{}
-	g.Expect(k8s.Get(ctx, key, sec)).To(Succeed())
-	id, err := credentials.CredentialID(string(sec.Data[credentials.TokenKey]))
-	g.Expect(err).NotTo(HaveOccurred())
-
-	// The operator stops, and the status it wrote is lost; a new process starts with no memory of it.
-	stopManager()
-	g.Eventually(func(g Gomega) {
-		c := getClaim(g, claim)
-		c.Status.CredentialsSecretName = ""
-		c.Status.TokenExpiresAt = nil
-		c.Status.TokenServiceAccountUID = ""
-		c.Status.IssuedTokens = nil
-		g.Expect(k8s.Status().Update(ctx, c)).To(Succeed())
-	}).WithTimeout(10 * time.Second).Should(Succeed())
-	startManager()
+	key, sec, id := crashBeforeTokenStatus(t, claim, got)
 
 	g.Eventually(func(g Gomega) {
 		c := getClaim(g, claim)
@@ -132,8 +97,39 @@ func TestSecretWrittenBeforeItsStatusKeepsItsOnlyOnceToken(t *testing.T) {
 		g.Expect(c.Status.IssuedTokens).To(HaveLen(1))
 		g.Expect(c.Status.IssuedTokens[0].CredentialID).To(Equal(id), "the token already in the Secret is recorded, none issued")
 	}).WithTimeout(30 * time.Second).Should(Succeed())
+	expectTokenKept(g, claim, sec)
+}
+
+// crashBeforeTokenStatus reads the credentials Secret of claim (got is the claim Ready), then plays the
+// crash window of its token: the operator stops, the status that records the token is lost, and a new
+// process starts with no memory of it. It returns the Secret's key, the Secret as it was, and the
+// credential ID of its token.
+func crashBeforeTokenStatus(t *testing.T, claim, got *tenancyv1alpha1.NamespaceClaim) (client.ObjectKey, *corev1.Secret, string) {
+	t.Helper()
+	g := NewWithT(t)
+	key := client.ObjectKey{Namespace: claim.Namespace, Name: got.Status.CredentialsSecretName}
+	sec := &corev1.Secret{}
+	g.Expect(k8s.Get(ctx, key, sec)).To(Succeed())
+	id, err := credentials.CredentialID(string(sec.Data[credentials.TokenKey]))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	stopManager()
+	g.Eventually(func(g Gomega) {
+		c := getClaim(g, claim)
+		c.Status.CredentialsSecretName = ""
+		c.Status.TokenExpiresAt = nil
+		c.Status.TokenServiceAccountUID = ""
+		c.Status.IssuedTokens = nil
+		g.Expect(k8s.Status().Update(ctx, c)).To(Succeed())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	startManager()
+	return key, sec, id
+}
+
+// expectTokenKept checks that the Secret sec still holds its token and that claim is Ready.
+func expectTokenKept(g Gomega, claim *tenancyv1alpha1.NamespaceClaim, sec *corev1.Secret) {
 	after := &corev1.Secret{}
-	g.Expect(k8s.Get(ctx, key, after)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sec), after)).To(Succeed())
 	g.Expect(after.Data[credentials.TokenKey]).To(Equal(sec.Data[credentials.TokenKey]), "the Secret keeps its token")
 	g.Expect(meta.IsStatusConditionTrue(getClaim(g, claim).Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeTrue())
 }

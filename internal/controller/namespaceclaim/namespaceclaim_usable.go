@@ -18,14 +18,9 @@ package namespaceclaim
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
-	"github.com/nsclaim/nsclaim-operator/internal/kube"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"github.com/nsclaim/nsclaim-operator/internal/informers"
 )
 
 // reconcileUsable records whether the namespace is usable yet, in s.unusable: not while its name,
@@ -47,61 +42,27 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 	return nil
 }
 
-// checkUsable records whether a Pod that fits the class can be created in the namespace at once,
-// so that Ready means usable: the class's ResourceQuota is in force (kube-controller-manager computed
-// its status for the limits the class sets; until then the quota admission plugin either enforces
-// nothing or refuses Pods with "status unknown for quota") and the `default` ServiceAccount exists.
-// The LimitRange needs nothing: its admission reads its spec. A claim Ready for its generation in a
-// reconcile that changed nothing asks nothing (the namespace was usable and nothing was replaced).
-// The quota is read from the cache, whose watch brings its status; the ServiceAccount, which the
-// label-selected cache does not hold, from informers.DefaultServiceAccounts (without it, with one metadata-only
-// GET and a poll while it is missing), and only once the quota is in force.
+// checkUsable records in s.unusable why the namespace is not usable yet (informers.Usable: the class's
+// ResourceQuota is in force and the `default` ServiceAccount exists), so that Ready means usable, and in
+// s.unusablePoll whether no watch reports the change it waits for. A claim Ready for its generation in
+// a reconcile that changed nothing asks nothing (the namespace was usable and nothing was replaced).
 func (r *NamespaceClaimReconciler) checkUsable(ctx context.Context, s *claimScope) error {
 	if s.repaired == 0 && readyFor(s.claim) {
 		return nil
 	}
-	if want := s.desired.ResourceQuota; want != nil {
-		have := &corev1.ResourceQuota{}
-		ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
-		if err != nil {
-			return fmt.Errorf("reading ResourceQuota %s: %w", client.ObjectKeyFromObject(want), err)
-		}
-		if !ok {
-			have = nil
-		}
-		if msg := quotaPending(want, have); msg != "" {
-			s.unusable = msg
-			return nil
-		}
-	}
-	key := client.ObjectKey{Namespace: s.desired.Namespace.Name, Name: kube.DefaultServiceAccount}
-	var ok bool
-	var err error
-	if r.DefaultServiceAccounts != nil {
-		// Its watch enqueues the claim when the ServiceAccount appears.
-		ok, err = r.DefaultServiceAccounts.Exists(ctx, key.Namespace)
-	} else {
-		sa := &metav1.PartialObjectMetadata{}
-		sa.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccount"))
-		ok, err = kube.Found(r.APIReader.Get(ctx, key, sa))
-		// No watch reports its creation: poll.
-		s.unusablePoll = !ok
-	}
+	pending, poll, err := r.usable().Pending(ctx, s.desired.Namespace.Name, s.desired.ResourceQuota)
 	if err != nil {
-		return fmt.Errorf("reading ServiceAccount %s: %w", key, err)
+		return err
 	}
-	if !ok {
-		s.unusable = fmt.Sprintf("Waiting for kube-controller-manager to create ServiceAccount %s in namespace %s", kube.DefaultServiceAccount, key.Namespace)
-	}
+	s.unusable, s.unusablePoll = pending, poll
 	return nil
 }
 
-// quotaPending says what the namespace waits for before the quota want is in force, or "" when it
-// is: have is the quota as observed (nil when not observed yet), and its status.hard must hold every
-// limit of want's spec.hard, as kube-controller-manager writes it (together with status.used) once it
-// has counted the namespace's usage for that spec.
-func quotaPending(want, have *corev1.ResourceQuota) string {
-	return claimpolicy.QuotaPending(want, have)
+// usable is the usable check over the reconciler's readers: the quota from the cache, the `default`
+// ServiceAccount from DefaultServiceAccounts (whose watch enqueues the claim when it appears), else
+// with a metadata-only GET.
+func (r *NamespaceClaimReconciler) usable() informers.Usable {
+	return informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
 }
 
 // usablePoll re-checks a namespace that waits for something no watch reports (its `default`

@@ -353,36 +353,16 @@ func pooledChildren(d claimpolicy.Desired, ns *corev1.Namespace) []client.Object
 	return out
 }
 
-// ensureUsable makes sure the pooled namespace ns holds its objects and reports whether it is usable:
-// kube-controller-manager made its `default` ServiceAccount and computed its quota's status, by the
-// same rule as a claim's namespace (claimpolicy.QuotaPending).
+// ensureUsable makes sure the pooled namespace ns holds its objects and reports whether it is usable,
+// by the same rule as a claim's namespace (informers.Usable).
 func (r *PoolReconciler) ensureUsable(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, ns *corev1.Namespace) (bool, error) {
 	d := claimpolicy.BuildPooled(ns.Name, class)
 	if err := r.createChildren(ctx, d, ns); err != nil {
 		return false, err
 	}
-	if want := d.ResourceQuota; want != nil {
-		have := &corev1.ResourceQuota{}
-		ok, err := kube.Found(r.Get(ctx, client.ObjectKeyFromObject(want), have))
-		if err != nil {
-			return false, fmt.Errorf("reading ResourceQuota %s: %w", klog.KObj(want), err)
-		}
-		if !ok {
-			have = nil
-		}
-		if claimpolicy.QuotaPending(want, have) != "" {
-			return false, nil
-		}
-	}
-	if r.DefaultServiceAccounts != nil {
-		ok, err := r.DefaultServiceAccounts.Exists(ctx, ns.Name)
-		if err != nil {
-			return false, fmt.Errorf("reading ServiceAccount %s/%s: %w", ns.Name, kube.DefaultServiceAccount, err)
-		}
-		return ok, nil
-	}
-	sa := &corev1.ServiceAccount{}
-	return kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: kube.DefaultServiceAccount}, sa))
+	usable := informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
+	pending, _, err := usable.Pending(ctx, ns.Name, d.ResourceQuota)
+	return pending == "" && err == nil, err
 }
 
 // writeStatus records the pool's counts in the class's status.pool, if they changed.
