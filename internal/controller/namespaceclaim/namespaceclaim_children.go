@@ -79,8 +79,8 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	}
 	id := identity(d.Namespace.Name, nsUID, s.owner.UID, s.owner.Namespace)
 	roleFields := claimpolicy.ClusterRoleFields(s.class)
-	handout := r.applyHandedOut(ctx, s, objs, id)
-	deferMarks := r.marksDeferrable(s)
+	deferMarks := marksDeferrable(s)
+	handout := r.applyHandedOut(ctx, s, objs, id, deferMarks)
 	for i, want := range objs {
 		// Once something was repaired, whether a child the cache misses really changes no longer
 		// matters: it is applied without asking the API server first.

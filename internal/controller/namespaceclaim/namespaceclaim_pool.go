@@ -232,19 +232,14 @@ func handedOutAt(s *claimScope) time.Time {
 }
 
 // marksDeferrable reports whether the children of the claim's namespace that lack only the claim's
-// marks are left so for now (applyChild's deferMarks), and records when they are not any more
-// (s.marksAt): within pooledMarksDelay of a handout. What a child grants or limits is the same with
-// and without the marks (the pool made it from the class as it is now); they tell the claim's cache
-// and the operator's maps whose it is, which its namespace, marked at handout, tells as well. So a
-// handout writes only what a tenant's use needs, the bindings, and the marks follow in a later
-// reconcile, no repair (claimMarksOnly).
-func (r *NamespaceClaimReconciler) marksDeferrable(s *claimScope) bool {
+// marks are left so for now (applyChild's deferMarks): within pooledMarksDelay of a handout. What a
+// child grants or limits is the same with and without the marks (the pool made it from the class as it
+// is now); they tell the claim's cache and the operator's maps whose it is, which its namespace, marked
+// at handout, tells as well. So a handout writes only what a tenant's use needs, the bindings, and the
+// marks follow in a later reconcile, no repair (claimMarksOnly).
+func marksDeferrable(s *claimScope) bool {
 	at := handedOutAt(s)
-	if at.IsZero() || !s.now.Before(at.Add(pooledMarksDelay)) {
-		return false
-	}
-	s.marksAt = at.Add(pooledMarksDelay)
-	return true
+	return !at.IsZero() && s.now.Before(at.Add(pooledMarksDelay))
 }
 
 // applyHandedOut applies the children of a namespace handed out of a pool in this reconcile, and
@@ -260,12 +255,11 @@ func (r *NamespaceClaimReconciler) marksDeferrable(s *claimScope) bool {
 // writes, it waits for the next notification. The watcher's ClusterRole, made with the pooled
 // namespace, is not written (it lacks only the claim's marks); a pooled namespace made without one (by
 // an older release) gets it first, before its binding.
-func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimScope, objs []client.Object, id *strings.Replacer) []applied {
+func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimScope, objs []client.Object, id *strings.Replacer, deferMarks bool) []applied {
 	if s.handedOut == nil || s.handedOut.Name != s.desired.Namespace.Name {
 		return nil
 	}
 	out := make([]applied, len(objs))
-	deferMarks := r.marksDeferrable(s)
 	watcher, watcherBinding := client.Object(s.desired.NamespaceWatcher), client.Object(s.desired.NamespaceWatcherBinding)
 	for _, wave := range []func(client.Object) bool{
 		func(o client.Object) bool { return o == watcher },

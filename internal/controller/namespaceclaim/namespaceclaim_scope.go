@@ -114,9 +114,8 @@ type claimScope struct {
 	// childrenReady is set when every object in the namespace matches the class.
 	childrenReady bool
 	// marksDeferred says a child of the claim's pooled namespace was left without the claim's marks in
-	// this reconcile; marksAt is when they are applied (marksDeferrable).
+	// this reconcile; they are applied pooledMarksDelay after the handout (marksDeferrable).
 	marksDeferred bool
-	marksAt       time.Time
 	// repaired counts objects created or changed in this reconcile.
 	repaired int
 	// unusable says what the namespace still waits for before a Pod fitting the class can be created
@@ -211,8 +210,10 @@ func (s *claimScope) requeueAfter() time.Duration {
 	if s.unusablePoll {
 		soon(usablePoll)
 	}
-	if s.marksDeferred && s.marksAt.After(s.now) {
-		soon(s.marksAt.Sub(s.now))
+	if s.marksDeferred {
+		if at := handedOutAt(s).Add(pooledMarksDelay); at.After(s.now) {
+			soon(at.Sub(s.now))
+		}
 	}
 	if s.quietUntil.After(s.now) {
 		soon(s.quietUntil.Sub(s.now))

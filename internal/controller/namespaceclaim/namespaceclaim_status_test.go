@@ -168,9 +168,11 @@ func TestRequeueAfter(t *testing.T) {
 		{"expired: nothing by the clock", func(s *claimScope) { s.expired = true; s.expiresAt = now.Add(-time.Minute) }, 0},
 		{"terminating namespace", func(s *claimScope) { s.expiresAt = now.Add(time.Hour); s.terminating = "x" }, terminatingPoll},
 		{"unusable namespace", func(s *claimScope) { s.unusablePoll = true }, usablePoll},
-		{"pooled children to mark", func(s *claimScope) {
-			s.marksDeferred, s.marksAt, s.expiresAt = true, now.Add(pooledMarksDelay), now.Add(time.Hour)
-		}, pooledMarksDelay},
+		{"pooled children to mark, 3 s after the handout", func(s *claimScope) {
+			s.marksDeferred, s.expiresAt = true, now.Add(time.Hour)
+			meta.SetStatusCondition(&s.claim.Status.Conditions, metav1.Condition{Type: tenancyv1alpha1.PooledCondition, Status: metav1.ConditionTrue,
+				Reason: tenancyv1alpha1.PoolHitReason, LastTransitionTime: metav1.NewTime(now.Add(-3 * time.Second))})
+		}, pooledMarksDelay - 3*time.Second},
 		{"quiet wait for a new namespace ends", func(s *claimScope) { s.quietUntil = now.Add(7 * time.Second); s.expiresAt = now.Add(time.Hour) }, 7 * time.Second},
 		{"quiet wait over", func(s *claimScope) { s.quietUntil = now.Add(-time.Second); s.expiresAt = now.Add(time.Hour) }, time.Hour},
 		{"Ready claim waits for the fence check", func(s *claimScope) { s.fencePending = true; s.expiresAt = now.Add(time.Hour) }, fencePendingPoll},
