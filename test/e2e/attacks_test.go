@@ -82,6 +82,17 @@ func newClass(t *testing.T, name string, spec tenancyv1alpha1.NamespaceClassSpec
 	return c
 }
 
+// waitClassObserved waits until the operator has reconciled the class's current generation (its
+// status says so), so every controller of the manager reads it from the shared cache.
+func waitClassObserved(t *testing.T, class *tenancyv1alpha1.NamespaceClass) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		c := &tenancyv1alpha1.NamespaceClass{}
+		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(class), c)).To(Succeed())
+		g.Expect(c.Status.ObservedGeneration).To(Equal(c.Generation), "NamespaceClass %s not yet reconciled", c.Name)
+	}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+}
+
 // createClaim creates a claim as the requester.
 func createClaim(t *testing.T, p *pipeline, claim *tenancyv1alpha1.NamespaceClaim) *tenancyv1alpha1.NamespaceClaim {
 	t.Helper()
@@ -183,7 +194,11 @@ func TestSecondDefaultClassDoesNotStrandHeldClaims(t *testing.T) {
 	p := newRequester(t, "defaults")
 	claim := createClaim(t, p, &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "uses-default"}})
 	waitReason(t, claim, tenancyv1alpha1.ProvisionedReason)
-	newClass(t, "e2e-default-b", tenancyv1alpha1.NamespaceClassSpec{Default: true, ClusterRole: "edit", Naming: tenancyv1alpha1.NamingSpec{Prefix: "dfb-"}})
+	second := newClass(t, "e2e-default-b", tenancyv1alpha1.NamespaceClassSpec{Default: true, ClusterRole: "edit", Naming: tenancyv1alpha1.NamingSpec{Prefix: "dfb-"}})
+	// The operator resolves the default from its cache: a claim it reads before the second default
+	// reaches that cache takes the first (and keeps it). Once the class controller has written the second
+	// class's status, the claim reconciler's cache (the same informer) holds it too.
+	waitClassObserved(t, second)
 	fresh := createClaim(t, p, &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "after-second-default"}})
 	waitReason(t, fresh, tenancyv1alpha1.AmbiguousDefaultClassReason)
 	g.Consistently(func(g Gomega) {
