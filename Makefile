@@ -309,6 +309,12 @@ BENCH_ARGS ?=
 bench: control-plane kustomize ## Measure nsclaim against ceilings run as its ServiceAccount (its objects and rules reviews alone, then until kube-controller-manager made the namespace usable; nsplease's ten writes), single-claim latency and the issues' targets (printed, never asserted; results in tmp/bench/results-bench.md).
 	LOCAL_CLUSTER_DIR=$(BENCH_CLUSTER_DIR) hack/bench.sh bench $(BENCH_ARGS)
 
+# bench-cache needs no cluster: the protobuf (JSON for claims) the API server would send, decoded and
+# kept as the manager's informers keep them (docs/benchmarks.md, "Memory, round 8").
+.PHONY: bench-cache
+bench-cache: ## Print the heap the manager's caches spend on one Ready claim (its claim, namespace, children and the namespace's default ServiceAccount) and the least any cached object costs (printed, never asserted).
+	go test ./internal/informers/ -run '^$$' -bench BenchmarkCachedObjectCost -benchtime $(or $(BENCH_CLAIMS),10000)x
+
 # bench-plugin runs test/e2e's BenchmarkPluginClaimToKubeconfig on a cluster of make test-local's kind
 # (TEST_*_PORT, TEST_CLUSTER_DIR): the plugin's claim-to-kubeconfig wall time next to the claim's
 # created-to-Ready time, one claim at a time on an idle cluster (printed, never asserted).
