@@ -147,6 +147,8 @@ func (r *NamespaceClaimReconciler) handOut(ctx context.Context, s *claimScope) (
 	if n == 0 {
 		return nil, nil
 	}
+	// The quota a pooled namespace of the class holds: the same in each but for its namespace.
+	quota := claimpolicy.BuildPooled("", s.class).ResourceQuota
 	start := rand.IntN(n)
 	for i := range n {
 		ns := &list.Items[(start+i)%n]
@@ -156,7 +158,7 @@ func (r *NamespaceClaimReconciler) handOut(ctx context.Context, s *claimScope) (
 		if r.NameReuse != nil && r.NameReuse.GrantsAt(ns).After(s.now) {
 			continue
 		}
-		pending, _, err := r.usable().Pending(ctx, ns.Name, claimpolicy.BuildPooled(ns.Name, s.class).ResourceQuota)
+		pending, _, err := r.usable().Pending(ctx, ns.Name, inNamespace(quota, ns.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -280,4 +282,15 @@ func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimS
 		wg.Wait()
 	}
 	return out
+}
+
+// inNamespace returns a copy of quota (nil: nil) in namespace ns. The copy shares quota's maps: it is
+// only read.
+func inNamespace(quota *corev1.ResourceQuota, ns string) *corev1.ResourceQuota {
+	if quota == nil {
+		return nil
+	}
+	q := *quota
+	q.Namespace = ns
+	return &q
 }

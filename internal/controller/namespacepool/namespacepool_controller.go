@@ -360,9 +360,13 @@ func (r *PoolReconciler) ensureUsable(ctx context.Context, class *tenancyv1alpha
 	if err := r.createChildren(ctx, d, ns); err != nil {
 		return false, err
 	}
-	usable := informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
-	pending, _, err := usable.Pending(ctx, ns.Name, d.ResourceQuota)
+	pending, _, err := r.usable().Pending(ctx, ns.Name, d.ResourceQuota)
 	return pending == "" && err == nil, err
+}
+
+// usable checks a pooled namespace by the rule a claim's namespace is checked by (informers.Usable).
+func (r *PoolReconciler) usable() informers.Usable {
+	return informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
 }
 
 // writeStatus records the pool's counts in the class's status.pool, if they changed.
