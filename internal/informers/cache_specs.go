@@ -97,8 +97,6 @@ func compactClaim(o *tenancyv1alpha1.NamespaceClaim) {
 	}
 }
 
-// compactRules shares rules that name no object (the same in many roles), and interns
-// the strings of rules that do (a namespace watcher's names its namespace: no other object has it).
 // shareExtra returns one shared map for equal creator extras. The API server fills extra with the
 // credential's identity (authentication.kubernetes.io/credential-id: a client certificate's digest, a
 // token's ID; for a bound token, its pod): every claim made with one credential carries the same map,
@@ -112,6 +110,8 @@ func shareExtra(extra map[string][]string) map[string][]string {
 	return shareSpec("ClaimCreator.extra", extra)
 }
 
+// compactRules shares rules that name no object (the same in many roles), and interns
+// the strings of rules that do (a namespace watcher's names its namespace: no other object has it).
 func compactRules(kind string, rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 	if len(rules) == 0 {
 		return rules

@@ -47,8 +47,11 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	// kube-apiserver's escalation check, whose read waits for a progress notification that is requested
 	// at most every 100 ms (docs/benchmarks.md): the binding's check waits for the request after the
 	// ClusterRole's, so the other children are written in that wait rather than before it.
+	// The namespace owns its watcher ClusterRole and binding, so garbage collection removes them with it.
 	if s.namespace != nil {
-		d.NamespaceWatcher.SetOwnerReferences([]metav1.OwnerReference{claimpolicy.NamespaceOwnerRef(s.namespace)})
+		owner := []metav1.OwnerReference{claimpolicy.NamespaceOwnerRef(s.namespace)}
+		d.NamespaceWatcher.SetOwnerReferences(owner)
+		d.NamespaceWatcherBinding.SetOwnerReferences(owner)
 		objs = append(objs, d.NamespaceWatcher)
 	}
 	for _, rb := range d.RoleBindings {
@@ -62,9 +65,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 			objs = append(objs, o)
 		}
 	}
-	// The namespace owns its watcher ClusterRole and binding, so garbage collection removes them with it.
 	if s.namespace != nil && grants {
-		d.NamespaceWatcherBinding.SetOwnerReferences([]metav1.OwnerReference{claimpolicy.NamespaceOwnerRef(s.namespace)})
 		objs = append(objs, d.NamespaceWatcherBinding)
 	}
 	if !grants {
