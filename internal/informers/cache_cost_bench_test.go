@@ -105,9 +105,10 @@ func cacheClaims(b *testing.B, scheme *apiruntime.Scheme, protobuf, json apirunt
 		raw   []byte
 		kind  string
 	}
+	class := costClass()
 	wire := make([]decoded, 0, 11*b.N)
 	for i := range b.N {
-		for kind, objs := range claimObjects(b, scheme, i) {
+		for kind, objs := range claimObjects(b, scheme, class, i) {
 			if kinds != nil && !slices.Contains(kinds, kind) {
 				continue
 			}
@@ -169,12 +170,10 @@ func liveHeap() uint64 {
 
 func benchNamespace(i int) string { return fmt.Sprintf("b-bench-claims-claim-%05d-5dd66e76a7", i) }
 
-// claimObjects returns, by kind, the objects of the i-th Ready claim of the bench's class as the API
-// server would hold them (UIDs, resourceVersions, a managedFields entry, the applied digest).
-func claimObjects(b *testing.B, scheme *apiruntime.Scheme, i int) map[string][]apiruntime.Object {
-	b.Helper()
-	now := metav1.NewTime(time.Now())
-	class := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Spec: tenancyv1alpha1.NamespaceClassSpec{
+// costClass is test/bench's class (benchClass): the edit role, restricted Pod Security, a quota, a
+// limit range and the deny-from-other-namespaces network policy.
+func costClass() *tenancyv1alpha1.NamespaceClass {
+	return &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Spec: tenancyv1alpha1.NamespaceClassSpec{
 		ClusterRole: "edit", Naming: tenancyv1alpha1.NamingSpec{Prefix: "b-"},
 		PodSecurity: tenancyv1alpha1.PodSecurityRestricted, NetworkPolicy: tenancyv1alpha1.NetworkPolicyDenyFromOtherNamespaces,
 		ResourceQuota: &corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
@@ -183,6 +182,13 @@ func claimObjects(b *testing.B, scheme *apiruntime.Scheme, i int) map[string][]a
 			Default:        corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
 			DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}},
 	}}
+}
+
+// claimObjects returns, by kind, the objects of the i-th Ready claim of class as the API server would
+// hold them (UIDs, resourceVersions, a managedFields entry, the applied digest on the children).
+func claimObjects(b *testing.B, scheme *apiruntime.Scheme, class *tenancyv1alpha1.NamespaceClass, i int) map[string][]apiruntime.Object {
+	b.Helper()
+	now := metav1.NewTime(time.Now())
 	claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("claim-%05d", i), Namespace: "bench-claims",
 		Finalizers: []string{tenancyv1alpha1.ClaimFinalizer}, Generation: 1}}
 	claim.UID = uuid.NewUUID()
@@ -200,36 +206,40 @@ func claimObjects(b *testing.B, scheme *apiruntime.Scheme, i int) map[string][]a
 	d.Namespace.Labels[corev1.LabelMetadataName] = ns
 	d.Namespace.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
 	d.Namespace.Status.Phase = corev1.NamespaceActive
-	digest := map[string]string{claimpolicy.AppliedAnnotation: "3f2a9c0e5b7d1e4f6a8c0b2d4e6f8a1c"}
-	out := map[string][]apiruntime.Object{"NamespaceClaim": {claim}, "Namespace": {d.Namespace}}
-	children := make([]client.Object, 0, 7+len(d.RoleBindings))
-	children = append(children, d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding)
-	for _, rb := range d.RoleBindings {
-		children = append(children, rb)
-	}
-	for _, c := range children {
-		c.SetAnnotations(digest)
-	}
-	children = append(children, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
-	for n, o := range append([]client.Object{claim, d.Namespace}, children...) {
+	out := map[string][]apiruntime.Object{}
+	added := 0
+	// add gives o what the API server sets and files it under its kind (kind, when not empty).
+	add := func(o client.Object, kind string) {
 		gvks, _, err := scheme.ObjectKinds(o)
 		if err != nil {
 			b.Fatal(err)
 		}
 		o.GetObjectKind().SetGroupVersionKind(gvks[0])
-		o.SetUID(uuid.NewUUID())
-		o.SetResourceVersion(fmt.Sprint(1_000_000 + 16*i + n))
+		if o.GetUID() == "" {
+			o.SetUID(uuid.NewUUID())
+		}
+		o.SetResourceVersion(fmt.Sprint(1_000_000 + 16*i + added))
+		added++
 		o.SetCreationTimestamp(now)
 		o.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "nsclaim", Operation: metav1.ManagedFieldsOperationApply,
 			APIVersion: gvks[0].GroupVersion().String(), Time: &now, FieldsType: "FieldsV1",
 			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app.kubernetes.io/managed-by":{}}}}`)}})
-		if n >= 2 {
-			kind := gvks[0].Kind
-			if o.GetName() == "default" {
-				kind = "default ServiceAccount"
-			}
-			out[kind] = append(out[kind], o)
+		if kind == "" {
+			kind = gvks[0].Kind
 		}
+		out[kind] = append(out[kind], o)
 	}
+	add(claim, "")
+	add(d.Namespace, "")
+	digest := map[string]string{claimpolicy.AppliedAnnotation: "3f2a9c0e5b7d1e4f6a8c0b2d4e6f8a1c"}
+	for _, c := range []client.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding} {
+		c.SetAnnotations(digest)
+		add(c, "")
+	}
+	for _, rb := range d.RoleBindings {
+		rb.SetAnnotations(digest)
+		add(rb, "")
+	}
+	add(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}, "default ServiceAccount")
 	return out
 }
