@@ -34,6 +34,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -51,6 +52,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 	// +kubebuilder:scaffold:imports
 )
@@ -237,6 +239,17 @@ func run(o options) error {
 		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 
+	// The ownership key (internal/ownership): read, or made by the first replica, before anything runs,
+	// so every replica proves and records ownership with the same key.
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	ownershipKey, keyCreated, err := ownership.LoadOrCreateKey(context.Background(), direct, o.leaderElectionNamespace)
+	if err != nil {
+		return err
+	}
+
 	// Made before the caches start: its Namespace transform must see every deletion from the start.
 	nameReuse := informers.NewNamespaceReuse(clock.RealClock{}, time.Now())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -278,7 +291,9 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	owns := &ownership.Verifier{Key: ownershipKey, KeyCreated: keyCreated, Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim")}
 	claims := &namespaceclaim.NamespaceClaimReconciler{
+		Ownership:                owns,
 		Bindings:                 bindings,
 		DefaultServiceAccounts:   defaultSAs,
 		ActivePods:               activePods,
@@ -300,6 +315,7 @@ func run(o options) error {
 		return err
 	}
 	if err := (&namespaceorphan.OrphanReconciler{
+		Ownership: owns,
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("nsclaim"),

@@ -42,6 +42,7 @@ func setupClaimsAndPool(mgr ctrl.Manager, claims *namespaceclaim.NamespaceClaimR
 		Clock:                  clock.RealClock{},
 		DefaultServiceAccounts: claims.DefaultServiceAccounts,
 		NameReuse:              claims.NameReuse,
+		Ownership:              claims.Ownership,
 		ClaimsBusy:             claims.Busy,
 		FenceCovers:            claims.FenceCoversPool,
 		RefillRate:             refillRate,

@@ -46,6 +46,15 @@ const (
 	PoolGenerationLabel = "tenancy.nsclaim.dev/pool-generation"
 	// PooledAnnotation on a claim's namespace records that it came from its class's pool.
 	PooledAnnotation = "tenancy.nsclaim.dev/pooled"
+	// OwnershipAnnotation on a namespace is nsclaim's record that it created the namespace for the
+	// claim (or the pool) its marks name: a MAC, with a key only the operator reads, over the
+	// namespace's name and creation time or UID and that claim's identity (internal/ownership). Labels
+	// are an index; this record is the proof. A namespace whose record does not verify is never bound,
+	// handed out, counted or deleted.
+	OwnershipAnnotation = "tenancy.nsclaim.dev/ownership"
+	// OwnershipKeySecret is the Secret, in the operator's namespace, that holds the key of the
+	// ownership records. The operator creates it at its first start and may read only it.
+	OwnershipKeySecret = "nsclaim-ownership-key"
 
 	// TokenExpiresAtAnnotation on a credentials Secret records when its token expires (RFC 3339).
 	TokenExpiresAtAnnotation = "tenancy.nsclaim.dev/token-expires-at"
@@ -150,6 +159,10 @@ const (
 	NamespaceConflictReason = "NamespaceConflict"
 	// NamespaceTakenReason: another claim holds that namespace.
 	NamespaceTakenReason = "NamespaceTaken"
+	// OwnershipUnverifiedReason: a namespace carries this claim's (or a pool's) marks but not nsclaim's
+	// ownership record for them: someone other than nsclaim marked it. It is never bound, handed out,
+	// counted or deleted. Also the reason of the Warning Event that reports such a namespace.
+	OwnershipUnverifiedReason = "OwnershipUnverified"
 	// SecretConflictReason: a Secret with the credentials Secret's name exists and is not ours.
 	SecretConflictReason = "SecretConflict"
 	// MissingPermissionsReason: the issued identity lacks a permission the class grants.

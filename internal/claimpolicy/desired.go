@@ -109,9 +109,10 @@ func OwnershipAnnotations(o Owner) map[string]string {
 	return map[string]string{tenancyv1alpha1.ClaimNameAnnotation: o.Name}
 }
 
-// OwnedBy reports whether the namespace obj carries every ownership mark of owner. Only such a
-// namespace may be changed or deleted on owner's behalf.
-func OwnedBy(obj metav1.Object, o Owner) bool {
+// CarriesMarksOf reports whether the namespace obj carries every ownership mark of owner. The marks are
+// an index, which anyone who may patch a namespace can copy: only together with nsclaim's ownership
+// record (internal/ownership) may such a namespace be changed or deleted on owner's behalf.
+func CarriesMarksOf(obj metav1.Object, o Owner) bool {
 	return MarkedFor(obj, o) && obj.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation] == o.Name
 }
 

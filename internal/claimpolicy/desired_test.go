@@ -79,7 +79,7 @@ func TestNamespaceLabelPrecedence(t *testing.T) {
 					t.Errorf("label %s is set", k)
 				}
 			}
-			if !OwnedBy(d.Namespace, testOwner) {
+			if !CarriesMarksOf(d.Namespace, testOwner) {
 				t.Error("the namespace lacks its ownership marks")
 			}
 		})
@@ -150,20 +150,20 @@ func TestOwnerMarksOnEveryObject(t *testing.T) {
 		// Only the namespace names its claim; a child's annotations (none here) are the same for the
 		// same child of every claim.
 		if o == metav1.Object(d.Namespace) {
-			if !OwnedBy(o, testOwner) {
+			if !CarriesMarksOf(o, testOwner) {
 				t.Errorf("the namespace lacks the ownership marks: %v %v", o.GetLabels(), o.GetAnnotations())
 			}
 			if got, ok := OwnerFromMarks(o); !ok || got != testOwner {
 				t.Errorf("the namespace: OwnerFromMarks = %v, %v", got, ok)
 			}
-			if OwnedBy(o, Owner{Namespace: "team-a", Name: "pr-2", UID: "uid-1"}) {
+			if CarriesMarksOf(o, Owner{Namespace: "team-a", Name: "pr-2", UID: "uid-1"}) {
 				t.Error("the namespace is owned by a claim of another name")
 			}
 		} else if len(o.GetAnnotations()) != 0 {
 			t.Errorf("%s carries annotations %v", o.GetName(), o.GetAnnotations())
 		}
 		for _, other := range others {
-			if MarkedFor(o, other) || OwnedBy(o, other) {
+			if MarkedFor(o, other) || CarriesMarksOf(o, other) {
 				t.Errorf("%s is owned by %v as well", o.GetName(), other)
 			}
 		}
@@ -196,7 +196,7 @@ func TestOwnerFromMarks(t *testing.T) {
 			if _, ok := OwnerFromMarks(tt.obj); ok != tt.ok {
 				t.Errorf("OwnerFromMarks ok = %v, want %v", ok, tt.ok)
 			}
-			if OwnedBy(tt.obj, testOwner) != tt.ok {
+			if CarriesMarksOf(tt.obj, testOwner) != tt.ok {
 				t.Errorf("OwnedBy = %v, want %v", !tt.ok, tt.ok)
 			}
 		})

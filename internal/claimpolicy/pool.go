@@ -112,10 +112,10 @@ func isNilObject(o metav1.Object) bool {
 }
 
 // HandoutPatch is the merge patch that hands the pooled namespace to owner: it removes the pool's
-// labels and sets owner's ownership marks, and records in PooledAnnotation that the namespace came from
-// the pool. It carries resourceVersion, the version the namespace was read at, so a namespace changed
+// labels and sets owner's ownership marks and record (internal/ownership: the pool's record is replaced
+// by the claim's), and records in PooledAnnotation that the namespace came from the pool. It carries resourceVersion, the version the namespace was read at, so a namespace changed
 // since (handed to another claim, or drained) is not taken: the API server answers Conflict.
-func HandoutPatch(o Owner, resourceVersion string) map[string]any {
+func HandoutPatch(o Owner, record, resourceVersion string) map[string]any {
 	return map[string]any{"metadata": map[string]any{
 		"resourceVersion": resourceVersion,
 		"labels": map[string]any{
@@ -128,6 +128,7 @@ func HandoutPatch(o Owner, resourceVersion string) map[string]any {
 		"annotations": map[string]any{
 			tenancyv1alpha1.ClaimNameAnnotation: o.Name,
 			tenancyv1alpha1.PooledAnnotation:    "true",
+			tenancyv1alpha1.OwnershipAnnotation: record,
 		},
 	}}
 }

@@ -117,7 +117,7 @@ func TestMayUsePool(t *testing.T) {
 }
 
 func TestHandoutPatchMarksTheClaimAndDropsThePool(t *testing.T) {
-	p := HandoutPatch(Owner{Namespace: "req", Name: "c", UID: "u"}, "42")
+	p := HandoutPatch(Owner{Namespace: "req", Name: "c", UID: "u"}, "u1.rec", "42")
 	md := p["metadata"].(map[string]any)
 	if md["resourceVersion"] != "42" {
 		t.Errorf("resourceVersion = %v, want the one read (optimistic lock)", md["resourceVersion"])
@@ -133,5 +133,8 @@ func TestHandoutPatchMarksTheClaimAndDropsThePool(t *testing.T) {
 	}
 	if md["annotations"].(map[string]any)[tenancyv1alpha1.ClaimNameAnnotation] != "c" {
 		t.Errorf("claim-name annotation missing")
+	}
+	if md["annotations"].(map[string]any)[tenancyv1alpha1.OwnershipAnnotation] != "u1.rec" {
+		t.Errorf("the claim's ownership record is not written with its marks")
 	}
 }

@@ -70,6 +70,7 @@ const (
 	SelfTestFailuresName     = "nsclaim_self_test_failures_total"
 	FenceIntactName          = "nsclaim_admission_fence_intact"
 	OrphansDeletedName       = "nsclaim_orphaned_namespaces_deleted_total"
+	OwnershipUnverifiedName  = "nsclaim_ownership_unverified_total"
 	SelfTestRequestsName     = "nsclaim_self_test_requests_total"
 	ClusterWideGrantsName    = "nsclaim_cluster_wide_grants"
 	KubeconfigServerName     = "nsclaim_kubeconfig_server_in_cluster_only"
@@ -93,6 +94,15 @@ const (
 const (
 	KindIssue   = "issue"
 	KindRenewal = "renewal"
+)
+
+// Label names and values of OwnershipUnverifiedName.
+const (
+	ActionLabel   = "action"
+	ActionBind    = "bind"
+	ActionHandout = "handout"
+	ActionDelete  = "delete"
+	ActionCount   = "count"
 )
 
 // Label names and values of SelfTestRequestsName.
@@ -143,6 +153,8 @@ var Definitions = []Definition{
 		Help: "1 if the admission fence that protects managed namespaces is in place, 0 if it is missing or altered; absent until the leader first checks it."},
 	{Name: OrphansDeletedName, Kind: Counter,
 		Help: "Namespaces nsclaim made whose claim no longer existed at the API server (its finalizer was removed, or it was deleted while the operator was down), deleted by the operator."},
+	{Name: OwnershipUnverifiedName, Kind: Counter, Labels: []string{ActionLabel},
+		Help: "Namespaces that carried nsclaim's marks (a claim's or a pool's labels) without nsclaim's ownership record for them, so someone else marked them, by what the operator refused to do with them: bind (a claim's namespace), handout (a pooled one), delete, count (the claim limit). Each is also reported with a Warning Event OwnershipUnverified."},
 	{Name: SelfTestRequestsName, Kind: Counter, Labels: []string{ReviewLabel},
 		Help: "Requests the permission self-test made, by review: SelfSubjectRulesReview (two per self-test), SubjectAccessReview (only when a rules review answered incomplete, for example behind a webhook authorizer), TokenRequest (a short-lived token minted for a self-test when no credentials were due; never written anywhere)."},
 	{Name: ClusterWideGrantsName, Kind: Gauge,
@@ -202,6 +214,7 @@ var (
 	selfTestFailures     = counterVec(SelfTestFailuresName)
 	fenceIntact          = gaugeVec(FenceIntactName)
 	orphansDeleted       = counterVec(OrphansDeletedName)
+	ownershipUnverified  = counterVec(OwnershipUnverifiedName)
 	selfTestRequests     = counterVec(SelfTestRequestsName)
 	clusterWideGrants    = gaugeVec(ClusterWideGrantsName)
 	kubeconfigServer     = gaugeVec(KubeconfigServerName)
@@ -212,7 +225,7 @@ var (
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
-		expiries, idleExpiries, sleeps, wakes, sleepReapplied, sleepReplicaSeconds, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted,
+		expiries, idleExpiries, sleeps, wakes, sleepReapplied, sleepReplicaSeconds, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted, ownershipUnverified,
 		selfTestRequests, clusterWideGrants, kubeconfigServer, poolHits, poolMisses, poolCreated,
 	}
 	registerOnce sync.Once
@@ -230,6 +243,9 @@ func Register() {
 			refusals.WithLabelValues(r)
 		}
 		orphansDeleted.WithLabelValues()
+		for _, a := range []string{ActionBind, ActionHandout, ActionDelete, ActionCount} {
+			ownershipUnverified.WithLabelValues(a)
+		}
 	})
 }
 
@@ -319,6 +335,12 @@ func SetFenceIntact(intact bool) {
 		v = 1
 	}
 	fenceIntact.WithLabelValues().Set(v)
+}
+
+// OwnershipUnverified counts a marked namespace without nsclaim's record that the operator refused to
+// act on; action is one of bind, handout, delete, count.
+func OwnershipUnverified(action string) {
+	ownershipUnverified.WithLabelValues(action).Inc()
 }
 
 // OrphanDeleted counts a namespace deleted because its claim no longer existed.

@@ -108,7 +108,7 @@ func childrenPass(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim, edit func
 	g := NewWithT(t)
 	writes := &countingClient{Client: k8s}
 	reads := &countingReader{Reader: k8s}
-	r := &NamespaceClaimReconciler{Client: writes, APIReader: reads, Clock: testClock}
+	r := &NamespaceClaimReconciler{Client: writes, APIReader: reads, Clock: testClock, Ownership: verifier(writes)}
 	s := &claimScope{claim: getClaim(g, claim), now: testClock.Now()}
 	g.Expect(r.reconcileClass(ctx, s)).To(Succeed())
 	g.Expect(s.refusal).NotTo(HaveOccurred())
@@ -230,7 +230,7 @@ func TestProvisioningAndRestoringRequests(t *testing.T) {
 			desired: claimpolicy.Build(ns.Name, owner, class, nil), repaired: repaired}
 		writes := &countingClient{Client: k8s}
 		reads := &countingReader{Reader: k8s}
-		r := &NamespaceClaimReconciler{Client: writes, APIReader: reads, Clock: testClock}
+		r := &NamespaceClaimReconciler{Client: writes, APIReader: reads, Clock: testClock, Ownership: verifier(writes)}
 		g.Expect(r.reconcileChildren(ctx, s)).To(Succeed())
 		return s, writes.Calls(), reads.Calls()
 	}

@@ -48,6 +48,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
@@ -124,6 +125,12 @@ type NamespaceClaimReconciler struct {
 	// server can no longer accept a previous holder's token (see informers.NamespaceReuse); nil skips the wait
 	// (unit tests only: the manager and the envtest suite always set it, with CacheOptions).
 	NameReuse *informers.NamespaceReuse
+
+	// Ownership proves that nsclaim made a namespace for a claim or a pool (its record, internal/ownership):
+	// checked before every write to, handout of, count or deletion of a namespace. Labels only find
+	// candidates. nil proves nothing: no namespace is ever taken as the claim's (tests of single
+	// functions only).
+	Ownership *ownership.Verifier
 
 	// limitLocks serializes, per requester namespace and class, a claim limit's check and the creation
 	// of the namespace it admits (see namespaceclaim_limit.go).

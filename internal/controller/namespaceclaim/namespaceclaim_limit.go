@@ -28,6 +28,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
 // The class's maxClaimsPerNamespace holds under any interleaving because the check and the creation
@@ -85,7 +86,8 @@ func (k *keyedMutex) lock(key string) func() {
 func limitKey(requesterNamespace, class string) string { return requesterNamespace + "/" + class }
 
 // liveLimitHolders returns the UIDs of the claims of requesterNamespace that own a namespace of class
-// which the API server has and which is not being deleted. It reads the API server, not the cache
+// which the API server has and which is not being deleted. Owning is nsclaim's record (internal/ownership),
+// not the labels the list selects by: a namespace someone else marked for a claim is not counted. It reads the API server, not the cache
 // (metadata only): the cache may not have seen a namespace created an instant ago.
 func (r *NamespaceClaimReconciler) liveLimitHolders(ctx context.Context, requesterNamespace, class string) ([]types.UID, error) {
 	list := &metav1.PartialObjectMetadataList{}
@@ -103,9 +105,22 @@ func (r *NamespaceClaimReconciler) liveLimitHolders(ctx context.Context, request
 		if !ns.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]; uid != "" {
-			uids = append(uids, types.UID(uid))
+		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
+		if uid == "" {
+			continue
 		}
+		owner, marked := claimpolicy.OwnerFromMarks(ns)
+		if marked {
+			var err error
+			if marked, err = r.Ownership.Owns(ctx, ns, subject(owner)); err != nil {
+				return nil, err
+			}
+		}
+		if !marked {
+			r.Ownership.Refused(ctx, ns, nil, monitoring.ActionCount)
+			continue
+		}
+		uids = append(uids, types.UID(uid))
 	}
 	return uids, nil
 }

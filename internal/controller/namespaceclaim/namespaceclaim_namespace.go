@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,10 +31,13 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
+	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
 
-// deleteOwnedNamespace deletes namespace name if it carries the claim's ownership marks, and records in
-// the scope what still blocks a namespace that is terminating. A namespace without the marks is left
+// deleteOwnedNamespace deletes namespace name if it carries the claim's ownership marks and nsclaim's
+// record of them, and records in the scope what still blocks a namespace that is terminating. A
+// namespace without the marks is left alone; one with the marks and no record is reported, and left
 // alone. The delete is conditional on the UID and resourceVersion that were checked, so a namespace
 // changed since it was read is never deleted on stale information.
 func (r *NamespaceClaimReconciler) deleteOwnedNamespace(ctx context.Context, s *claimScope, name string) error {
@@ -41,8 +45,14 @@ func (r *NamespaceClaimReconciler) deleteOwnedNamespace(ctx context.Context, s *
 	if ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: name}, ns)); !ok {
 		return err
 	}
-	if !claimpolicy.OwnedBy(ns, s.owner) {
+	if !claimpolicy.CarriesMarksOf(ns, s.owner) {
 		return nil
+	}
+	if owned, err := r.Ownership.Owns(ctx, ns, subject(s.owner)); err != nil || !owned {
+		if err == nil {
+			r.Ownership.Refused(ctx, ns, s.claim, monitoring.ActionDelete)
+		}
+		return err
 	}
 	if ns.DeletionTimestamp.IsZero() {
 		uid, rv := ns.UID, ns.ResourceVersion
@@ -98,6 +108,9 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 	}
 	if !ok {
 		ns = want.DeepCopy()
+		// The record goes in the create request itself: the namespace never exists without it. It is
+		// dated with the wall clock, which the API server's creationTimestamp is checked against.
+		ns.Annotations[tenancyv1alpha1.OwnershipAnnotation] = r.Ownership.Key.AtCreate(ns.Name, subject(s.owner), time.Now())
 		err := r.Create(ctx, ns, client.FieldOwner(kube.FieldOwner))
 		// The namespace now exists on the API server (or the create failed): the next claim of the
 		// limit's critical section counts it with a live list.
@@ -122,8 +135,17 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 			return fmt.Errorf("reading namespace %s: %w", want.Name, err)
 		}
 	}
-	if !claimpolicy.OwnedBy(ns, s.owner) {
+	if !claimpolicy.CarriesMarksOf(ns, s.owner) {
 		s.refusal = foreignNamespaceRefusal(ns)
+		return nil
+	}
+	owned, err := r.Ownership.Owns(ctx, ns, subject(s.owner))
+	if err != nil {
+		return err
+	}
+	if !owned {
+		r.Ownership.Refused(ctx, ns, s.claim, monitoring.ActionBind)
+		s.refusal = unverifiedNamespaceRefusal(ns)
 		return nil
 	}
 	if !ns.DeletionTimestamp.IsZero() {
@@ -162,6 +184,18 @@ func foreignNamespaceRefusal(ns *corev1.Namespace) *claimpolicy.Refusal {
 		"namespace %s exists and was not created by nsclaim for this claim; it is left untouched. Delete this claim and create a new one"+
 			" with another spec.namespaceName (the field cannot be changed on an existing claim), or ask the cluster admin to remove that namespace", ns.Name)}
 }
+
+// unverifiedNamespaceRefusal explains why a namespace that carries the claim's marks is not taken as
+// its namespace: nsclaim's ownership record is missing or does not verify, so someone else marked it.
+func unverifiedNamespaceRefusal(ns *corev1.Namespace) *claimpolicy.Refusal {
+	return &claimpolicy.Refusal{Reason: tenancyv1alpha1.OwnershipUnverifiedReason, Message: fmt.Sprintf(
+		"namespace %s carries this claim's marks but not nsclaim's ownership record for them (metadata.annotations[%s]): nsclaim did not make it for this claim,"+
+			" so it is left untouched: not bound, not deleted. Ask the cluster admin to find who marked it; delete this claim and create a new one with another name",
+		ns.Name, tenancyv1alpha1.OwnershipAnnotation)}
+}
+
+// subject is what ownership records bind a namespace of owner o to.
+func subject(o claimpolicy.Owner) ownership.Subject { return ownership.Claim(o.Namespace, o.Name, o.UID) }
 
 // release deletes a claim whose namespace the tenant deleted. The claim's finalizer then finds the
 // namespace gone, and garbage collection removes the credentials Secret the claim owns.

@@ -38,6 +38,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
 
 // FenceCoversPool reports whether pooled namespaces may be made and handed out: this release's fence
@@ -68,8 +69,10 @@ func (r *NamespaceClaimReconciler) forgetGiven(claim *tenancyv1alpha1.NamespaceC
 }
 
 // givenNamespace returns the namespace a claim that holds none in its status was given before, or "":
-// one this process remembers (rememberNamespace), else one that carries the claim's UID label (a
-// handout or a create whose status write was lost to a crash or to the quiet wait). It is asked only
+// one this process remembers (rememberNamespace), else one that carries the claim's UID label and
+// nsclaim's ownership record for the claim (a handout or a create whose status write was lost to a
+// crash or to the quiet wait). One with the label and no record was marked by someone else: it is
+// reported and never taken. It is asked only
 // for a claim of a class with a pool, the one case where the claim's namespace name is not derived.
 func (r *NamespaceClaimReconciler) givenNamespace(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim) (string, error) {
 	if v, ok := r.given.Load(claim.UID); ok {
@@ -79,10 +82,20 @@ func (r *NamespaceClaimReconciler) givenNamespace(ctx context.Context, claim *te
 	if err := r.List(ctx, list, client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: string(claim.UID)}); err != nil {
 		return "", fmt.Errorf("listing the namespaces of claim %s: %w", klog.KObj(claim), err)
 	}
+	owner := claimpolicy.OwnerOf(claim)
 	for i := range list.Items {
-		if ns := &list.Items[i]; claimpolicy.OwnedBy(ns, claimpolicy.OwnerOf(claim)) {
+		ns := &list.Items[i]
+		if !claimpolicy.CarriesMarksOf(ns, owner) {
+			continue
+		}
+		owned, err := r.Ownership.Owns(ctx, ns, subject(owner))
+		if err != nil {
+			return "", err
+		}
+		if owned {
 			return ns.Name, nil
 		}
+		r.Ownership.Refused(ctx, ns, claim, monitoring.ActionBind)
 	}
 	return "", nil
 }
@@ -165,7 +178,18 @@ func (r *NamespaceClaimReconciler) handOut(ctx context.Context, s *claimScope) (
 		if pending != "" {
 			continue
 		}
-		body, err := json.Marshal(claimpolicy.HandoutPatch(s.owner, ns.ResourceVersion))
+		// The pool's labels are an index: only the pool's record proves that nsclaim made this
+		// namespace for this class's pool.
+		owned, err := r.Ownership.Owns(ctx, ns, ownership.Pool(string(s.class.UID)))
+		if err != nil {
+			return nil, err
+		}
+		if !owned {
+			r.Ownership.Refused(ctx, ns, nil, monitoring.ActionHandout)
+			continue
+		}
+		record := r.Ownership.Key.ForUID(ns.Name, string(ns.UID), subject(s.owner))
+		body, err := json.Marshal(claimpolicy.HandoutPatch(s.owner, record, ns.ResourceVersion))
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +226,7 @@ func (r *NamespaceClaimReconciler) observedNamespace(ctx context.Context, s *cla
 	}
 	ns := &corev1.Namespace{}
 	ok, err := kube.Found(r.Get(ctx, client.ObjectKey{Name: name}, ns))
-	if err != nil || !s.given || (ok && claimpolicy.OwnedBy(ns, s.owner)) {
+	if err != nil || !s.given || (ok && claimpolicy.CarriesMarksOf(ns, s.owner)) {
 		return ns, ok, err
 	}
 	ok, err = kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns))

@@ -123,7 +123,7 @@ func TestPoolFillsAndHandsOut(t *testing.T) {
 
 	ns := &corev1.Namespace{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, ns)).To(Succeed())
-	g.Expect(claimpolicy.OwnedBy(ns, claimpolicy.OwnerOf(got))).To(BeTrue())
+	g.Expect(claimpolicy.CarriesMarksOf(ns, claimpolicy.OwnerOf(got))).To(BeTrue())
 	g.Expect(claimpolicy.IsPooled(ns)).To(BeFalse())
 	g.Expect(ns.Labels).NotTo(HaveKey(tenancyv1alpha1.PoolLabel))
 	// The handed-out namespace is a claim's like any: its tenant is bound at Ready, and the children the
@@ -260,7 +260,7 @@ func TestInterruptedHandoutIsFoundAgain(t *testing.T) {
 	// A handout that stopped after its label patch, before the claim's status recorded it (the
 	// operator crashed): the namespace carries the claim's marks, the claim names no namespace.
 	target := pooled[0]
-	body, err := json.Marshal(claimpolicy.HandoutPatch(claimpolicy.OwnerOf(claim), target.ResourceVersion))
+	body, err := json.Marshal(claimpolicy.HandoutPatch(claimpolicy.OwnerOf(claim), ownershipKey.ForUID(target.Name, string(target.UID), subject(claimpolicy.OwnerOf(claim))), target.ResourceVersion))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(k8s.Patch(ctx, &target, client.RawPatch(types.MergePatchType, body))).To(Succeed())
 

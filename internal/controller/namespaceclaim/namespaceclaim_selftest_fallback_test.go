@@ -126,7 +126,7 @@ func startOwnEnvtest(t *testing.T, env *envtest.Environment, release bool) clien
 	bindings, err := informers.NewBindingIndex(cfg2, scheme, mgr.GetCache())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(mgr.Add(bindings)).To(Succeed())
-	r := &NamespaceClaimReconciler{Bindings: bindings, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+	r := &NamespaceClaimReconciler{Bindings: bindings, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Ownership: verifier(mgr.GetClient()),
 		Recorder: mgr.GetEventRecorder("nsclaim"), Clock: clock.RealClock{}, Endpoint: credentials.Endpoint{Server: cfg2.Host, CAData: cfg2.CAData},
 		SelfTestConcurrency: 8, MaxConcurrentReconciles: 2}
 	g.Expect(r.SetupWithManager(mgr)).To(Succeed())

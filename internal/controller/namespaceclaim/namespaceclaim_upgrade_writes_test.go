@@ -58,7 +58,7 @@ func TestUpgradeWritesEachChildOnce(t *testing.T) {
 		s := &claimScope{claim: &tenancyv1alpha1.NamespaceClaim{}, class: class, owner: owner, namespace: ns,
 			desired: claimpolicy.Build(ns.Name, owner, class, nil), repaired: repaired}
 		writes := &countingClient{Client: k8s}
-		r := &NamespaceClaimReconciler{Client: writes, APIReader: k8s, Clock: testClock}
+		r := &NamespaceClaimReconciler{Client: writes, APIReader: k8s, Clock: testClock, Ownership: verifier(writes)}
 		g.Expect(r.reconcileChildren(ctx, s)).To(Succeed())
 		return s, writes.Calls()
 	}

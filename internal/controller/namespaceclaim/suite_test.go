@@ -54,6 +54,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespacepool"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
@@ -304,8 +305,40 @@ func zapLevel() zapcore.Level {
 	return zapcore.ErrorLevel
 }
 
+// operatorNamespace is where the suite's operator keeps its ownership key, as cmd/main.go does in its
+// own namespace.
+const operatorNamespace = "nsclaim-operator-system"
+
+// ownershipKey is the suite operator's ownership key (ownership.LoadOrCreateKey, made by the first
+// startManager and read again by every restart); keyCreated is when it was made.
+var (
+	ownershipKey *ownership.Key
+	keyCreated   time.Time
+)
+
+// verifier returns the ownership verifier of the suite's operator, writing through c.
+func verifier(c client.Client) *ownership.Verifier {
+	return &ownership.Verifier{Key: ownershipKey, KeyCreated: keyCreated, Client: c}
+}
+
+// loadOwnershipKey makes the operator's namespace and its ownership key, or reads them.
+func loadOwnershipKey() {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		panic(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}
+	if err := c.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		panic(err)
+	}
+	if ownershipKey, keyCreated, err = ownership.LoadOrCreateKey(context.Background(), c, operatorNamespace); err != nil {
+		panic(err)
+	}
+}
+
 // startManager runs a manager with the reconciler as cmd/main.go wires it (same cache options).
 func startManager() {
+	loadOwnershipKey()
 	// The suite's API server started empty: nothing was deleted before it.
 	nameReuse := informers.NewNamespaceReuse(testClock, controlPlaneStarted)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -330,7 +363,10 @@ func startManager() {
 	if err != nil {
 		panic(err)
 	}
+	owns := verifier(mgr.GetClient())
+	owns.Recorder = mgr.GetEventRecorder("nsclaim")
 	r := &NamespaceClaimReconciler{
+		Ownership:                owns,
 		Bindings:                 bindings,
 		DefaultServiceAccounts:   defaultSAs,
 		ActivePods:               activePods,
@@ -351,11 +387,11 @@ func startManager() {
 	if err := r.SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
-	if err := (&namespaceorphan.OrphanReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim")}).SetupWithManager(mgr); err != nil {
+	if err := (&namespaceorphan.OrphanReconciler{Ownership: owns, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim")}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
 	if err := (&namespacepool.PoolReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim"),
-		DefaultServiceAccounts: defaultSAs, NameReuse: nameReuse, ClaimsBusy: r.Busy, RefillRate: 50}).SetupWithManager(mgr); err != nil {
+		DefaultServiceAccounts: defaultSAs, NameReuse: nameReuse, ClaimsBusy: r.Busy, RefillRate: 50, Ownership: owns}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
 	if err := (&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {

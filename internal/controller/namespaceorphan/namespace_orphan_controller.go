@@ -37,15 +37,19 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
 
 // OrphanReconciler deletes a namespace that carries nsclaim's ownership marks when the claim the marks
 // name no longer exists: its finalizer was removed by someone else and it was deleted, it was deleted
 // while the operator was down, or the operator crashed between steps. "No longer exists" is the API
 // server's answer, never only the cache's: a claim missing from a lagging cache keeps its namespace.
-// It never touches a namespace without the marks.
+// It never touches a namespace without the marks, nor one whose marks nsclaim's ownership record does
+// not prove (someone else marked it: it is reported, never deleted).
 type OrphanReconciler struct {
 	client.Client
+	// Ownership proves that nsclaim made the namespace for the claim its marks name.
+	Ownership *ownership.Verifier
 	// APIReader confirms, at the API server, that a claim is gone.
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
@@ -73,6 +77,14 @@ func (r *OrphanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return ctrl.Result{}, fmt.Errorf("reading NamespaceClaim %s: %w", key, err)
+	}
+	owned, err := r.Ownership.Owns(ctx, ns, ownership.Claim(owner.Namespace, owner.Name, owner.UID))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !owned {
+		r.Ownership.Refused(ctx, ns, nil, monitoring.ActionDelete)
+		return ctrl.Result{}, nil
 	}
 	uid, rv := ns.UID, ns.ResourceVersion
 	if err := r.Delete(ctx, ns, client.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil {

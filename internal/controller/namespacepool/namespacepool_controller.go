@@ -47,6 +47,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
 
 const (
@@ -83,6 +84,9 @@ type PoolReconciler struct {
 	// NameReuse learns of the namespaces the pool creates, so one whose name was in use moments ago is
 	// not handed out before the previous holder's token is dead (see informers.NamespaceReuse).
 	NameReuse *informers.NamespaceReuse
+	// Ownership proves that a namespace labelled as pooled was made by this reconciler (the pool's record,
+	// internal/ownership): only such a namespace is counted, kept, handed out or deleted.
+	Ownership *ownership.Verifier
 	// ClaimsBusy reports whether the claim reconciler has work in hand; the refill waits while it
 	// does, so it never takes the API server's time from claims. nil: never busy.
 	ClaimsBusy func() bool
@@ -183,7 +187,8 @@ func (r *PoolReconciler) classOf(ctx context.Context, label string) (*tenancyv1a
 }
 
 // pooled lists the pooled namespaces (claimpolicy.IsPooled) of pool label value label that are not
-// terminating, oldest first.
+// terminating and carry the pool's ownership record, oldest first. One labelled as pooled without the
+// record was labelled by someone else: it is reported, and neither counted nor deleted.
 func (r *PoolReconciler) pooled(ctx context.Context, label string) ([]*corev1.Namespace, error) {
 	list := &corev1.NamespaceList{}
 	if err := r.List(ctx, list, client.MatchingLabels{tenancyv1alpha1.PoolLabel: label}); err != nil {
@@ -192,9 +197,18 @@ func (r *PoolReconciler) pooled(ctx context.Context, label string) ([]*corev1.Na
 	var out []*corev1.Namespace
 	for i := range list.Items {
 		ns := &list.Items[i]
-		if claimpolicy.IsPooled(ns) && ns.DeletionTimestamp.IsZero() {
-			out = append(out, ns)
+		if !claimpolicy.IsPooled(ns) || !ns.DeletionTimestamp.IsZero() {
+			continue
 		}
+		owned, err := r.Ownership.Owns(ctx, ns, ownership.Pool(ns.Labels[tenancyv1alpha1.PoolClassUIDLabel]))
+		if err != nil {
+			return nil, err
+		}
+		if !owned {
+			r.Ownership.Refused(ctx, ns, nil, monitoring.ActionHandout)
+			continue
+		}
+		out = append(out, ns)
 	}
 	slices.SortFunc(out, func(a, b *corev1.Namespace) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	return out, nil
@@ -300,6 +314,8 @@ func (r *PoolReconciler) create(ctx context.Context, class *tenancyv1alpha1.Name
 	for attempt := 0; ; attempt++ {
 		d := claimpolicy.BuildPooled(claimpolicy.PoolNamespaceName(class.Spec.Naming.Prefix), class)
 		ns = d.Namespace
+		// The pool's record, in the create request itself (see internal/ownership).
+		ns.Annotations[tenancyv1alpha1.OwnershipAnnotation] = r.Ownership.Key.AtCreate(ns.Name, ownership.Pool(string(class.UID)), time.Now())
 		err := r.Create(ctx, ns, client.FieldOwner(kube.FieldOwner))
 		if apierrors.IsAlreadyExists(err) && attempt < 3 {
 			// A random name that exists is never adopted: another one is drawn.
