@@ -163,6 +163,10 @@ const (
 	// ownership record for them: someone other than nsclaim marked it. It is never bound, handed out,
 	// counted or deleted. Also the reason of the Warning Event that reports such a namespace.
 	OwnershipUnverifiedReason = "OwnershipUnverified"
+	// PooledNamespaceDiscardedReason: an Event reason, on a class, when a pooled namespace held more than
+	// the pool made (a RoleBinding, a Pod, a ServiceAccount, a grant to its tenant made ahead) and was
+	// deleted instead of handed out.
+	PooledNamespaceDiscardedReason = "PooledNamespaceDiscarded"
 	// SecretConflictReason: a Secret with the credentials Secret's name exists and is not ours.
 	SecretConflictReason = "SecretConflict"
 	// MissingPermissionsReason: the issued identity lacks a permission the class grants.

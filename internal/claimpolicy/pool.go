@@ -85,12 +85,15 @@ func PoolCurrent(ns metav1.Object, class *tenancyv1alpha1.NamespaceClass) bool {
 // class's labels and annotations and the Pod Security labels; its children carry only nsclaim's
 // managed-by label. The namespace watcher's ClusterRole is made ahead too (it grants nothing unbound,
 // and a handout then makes only its ClusterRoleBinding: docs/pool.md), but no RoleBinding, no
-// ClusterRoleBinding, no token, no Secret: the namespace is bound to nobody until a claim takes it.
+// ClusterRoleBinding, no token, no Secret, and no tenant ServiceAccount: the namespace is bound to
+// nobody until a claim takes it, and the tenant's ServiceAccount is made at the handout, so that no
+// token minted for it before (with a stolen operator token, say) is valid for the claim.
 func BuildPooled(name string, class *tenancyv1alpha1.NamespaceClass) Desired {
 	d := Build(name, Owner{}, class, nil)
 	d.RoleBindings = nil
 	d.NamespaceWatcherBinding = nil
-	for _, o := range []metav1.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
+	d.ServiceAccount = nil
+	for _, o := range []metav1.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
 		if isNilObject(o) {
 			continue
 		}

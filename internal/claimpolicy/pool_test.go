@@ -72,10 +72,14 @@ func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 		}
 	}
 	// The same objects as a claim's, with the same spec, and nothing that names a claim.
-	if d.ServiceAccount == nil || d.ResourceQuota == nil || d.LimitRange == nil || d.NetworkPolicy == nil {
+	if d.ResourceQuota == nil || d.LimitRange == nil || d.NetworkPolicy == nil {
 		t.Fatalf("a pooled namespace lacks objects a claim's has: %+v", d)
 	}
-	for _, o := range []metav1.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
+	// The tenant's ServiceAccount is made at the handout: no token can be minted for it ahead.
+	if d.ServiceAccount != nil {
+		t.Errorf("a pooled namespace holds the tenant ServiceAccount ahead of its handout")
+	}
+	for _, o := range []metav1.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
 		if len(o.GetLabels()) != 1 || !IsManaged(o) {
 			t.Errorf("%s carries %v, want only the managed-by label", o.GetName(), o.GetLabels())
 		}

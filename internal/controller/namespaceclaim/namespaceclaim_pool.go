@@ -188,6 +188,12 @@ func (r *NamespaceClaimReconciler) handOut(ctx context.Context, s *claimScope) (
 			r.Ownership.Refused(ctx, ns, nil, monitoring.ActionHandout)
 			continue
 		}
+		if ok, err := r.verifyPooled(ctx, s, ns); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		record := r.Ownership.Key.ForUID(ns.Name, string(ns.UID), subject(s.owner))
 		body, err := json.Marshal(claimpolicy.HandoutPatch(s.owner, record, ns.ResourceVersion))
 		if err != nil {

@@ -76,7 +76,8 @@ func expectBoundToNobody(g Gomega, ns *corev1.Namespace) {
 	g.Expect(ns.Labels).NotTo(HaveKey(tenancyv1alpha1.ClaimNamespaceLabel))
 	g.Expect(ns.Annotations).NotTo(HaveKey(tenancyv1alpha1.ClaimNameAnnotation))
 	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: tenancyv1alpha1.TenantServiceAccountName}, &corev1.ServiceAccount{})).To(Succeed())
+	// The tenant's ServiceAccount is made at the handout: no token can be minted for it ahead.
+	g.Expect(isNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: tenancyv1alpha1.TenantServiceAccountName}, &corev1.ServiceAccount{}))).To(BeTrue())
 	q := &corev1.ResourceQuota{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: claimpolicy.ResourceQuotaName}, q)).To(Succeed())
 	g.Expect(q.Status.Hard).NotTo(BeEmpty(), "kube-controller-manager computed the quota")

@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespaceclaim
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
+)
+
+// pooledContents is what a pooled namespace holds that a handout checks: the names of its
+// RoleBindings, ServiceAccounts and Pods, and the bindings anywhere (not made by nsclaim) that name its
+// tenant.
+type pooledContents struct {
+	roleBindings, serviceAccounts, pods []string
+	tenantGrants                        []string
+}
+
+// pooledTampered returns why a pooled namespace no longer holds only what the pool made, or "" when it
+// does. The pool makes no RoleBinding, no Pod and no ServiceAccount (kube-controller-manager makes
+// `default`; the tenant's is made at the handout), and nothing anywhere may name its tenant: whatever
+// is there was put there by someone else, and would reach the claim's tenant (a RoleBinding for a
+// foreign subject, a ServiceAccount whose token was minted ahead, a grant made ahead elsewhere).
+func pooledTampered(c pooledContents) string {
+	switch {
+	case len(c.roleBindings) > 0:
+		return fmt.Sprintf("it holds RoleBinding %s, which the pool never makes", c.roleBindings[0])
+	case len(c.pods) > 0:
+		return fmt.Sprintf("it holds Pod %s", c.pods[0])
+	case len(c.tenantGrants) > 0:
+		return fmt.Sprintf("%s names its tenant ahead of any claim", c.tenantGrants[0])
+	}
+	for _, sa := range c.serviceAccounts {
+		if sa != kube.DefaultServiceAccount {
+			return fmt.Sprintf("it holds ServiceAccount %s, made before its handout", sa)
+		}
+	}
+	return ""
+}
+
+// readPooledContents reads, at the API server (metadata only), what pooledTampered judges.
+func (r *NamespaceClaimReconciler) readPooledContents(ctx context.Context, ns string) (pooledContents, error) {
+	var c pooledContents
+	for _, l := range []struct {
+		gvk  string
+		list *metav1.PartialObjectMetadataList
+		into *[]string
+	}{
+		{"RoleBindingList", &metav1.PartialObjectMetadataList{}, &c.roleBindings},
+		{"ServiceAccountList", &metav1.PartialObjectMetadataList{}, &c.serviceAccounts},
+		{"PodList", &metav1.PartialObjectMetadataList{}, &c.pods},
+	} {
+		if l.gvk == "RoleBindingList" {
+			l.list.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind(l.gvk))
+		} else {
+			l.list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(l.gvk))
+		}
+		if err := r.APIReader.List(ctx, l.list, client.InNamespace(ns)); err != nil {
+			return c, fmt.Errorf("reading what pooled namespace %s holds: %w", ns, err)
+		}
+		for _, o := range l.list.Items {
+			*l.into = append(*l.into, o.Name)
+		}
+	}
+	if r.Bindings != nil {
+		grants, err := r.Bindings.TenantBindings(ctx, ns)
+		if err != nil {
+			return c, err
+		}
+		for _, g := range grants {
+			c.tenantGrants = append(c.tenantGrants, g.Binding())
+		}
+	}
+	return c, nil
+}
+
+// verifyPooled checks a pooled namespace, proven the pool's by its record, before it is handed out:
+// one that holds more than the pool made is discarded (deleted as it was read, with a Warning Event on
+// the class) and the claim takes another, or the cold path. It reports whether ns may be handed out.
+func (r *NamespaceClaimReconciler) verifyPooled(ctx context.Context, s *claimScope, ns *corev1.Namespace) (bool, error) {
+	contents, err := r.readPooledContents(ctx, ns.Name)
+	if err != nil {
+		return false, err
+	}
+	why := pooledTampered(contents)
+	if why == "" {
+		return true, nil
+	}
+	uid, rv := ns.UID, ns.ResourceVersion
+	if err := r.Delete(ctx, ns, client.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return false, fmt.Errorf("discarding pooled namespace %s: %w", ns.Name, err)
+	}
+	logf.FromContext(ctx).Info("Discarded a pooled namespace that holds more than the pool made", "pooledNamespace", klog.KObj(ns), "why", why)
+	if r.Recorder != nil {
+		r.Recorder.Eventf(s.class, nil, corev1.EventTypeWarning, tenancyv1alpha1.PooledNamespaceDiscardedReason, "Discard",
+			"Pooled namespace %s was discarded instead of handed out: %s", ns.Name, why)
+	}
+	return false, nil
+}
