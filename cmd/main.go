@@ -52,8 +52,8 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
-	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	// +kubebuilder:scaffold:imports
 )
 

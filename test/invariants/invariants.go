@@ -39,6 +39,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
 
 // Options select the checks that hold only once every claim has settled.
@@ -52,6 +53,10 @@ type Options struct {
 	// Tokens adds a TokenReview of every claim's credentials: the token must authenticate as the tenant
 	// ServiceAccount of the claim's namespace. The token is never printed. Needs Settled.
 	Tokens bool
+	// Key, when set, is the operator's ownership key: a namespace whose marks (a claim's or a pool's)
+	// its record does not prove is not nsclaim's, and is left out (an attacker's forgery, which the
+	// operator must leave alone). Without it every marked namespace counts as nsclaim's.
+	Key *ownership.Key
 }
 
 // maxViolations bounds the violations listed; the rest are counted.
@@ -96,6 +101,9 @@ func Check(ctx context.Context, c client.Client, o Options) ([]string, error) {
 	nss := &corev1.NamespaceList{}
 	if err := c.List(ctx, nss, managed); err != nil {
 		return nil, fmt.Errorf("listing namespaces: %w", err)
+	}
+	if o.Key != nil {
+		nss.Items = slices.DeleteFunc(nss.Items, func(ns corev1.Namespace) bool { return !proven(o.Key, &ns) })
 	}
 	byUID := map[string]*tenancyv1alpha1.NamespaceClaim{}
 	for i := range claims.Items {
@@ -169,6 +177,18 @@ func CheckWithin(ctx context.Context, c client.Client, o Options, settle, poll t
 		case <-time.After(poll):
 		}
 	}
+}
+
+// proven reports whether key's record proves the marks of ns, a claim's or a pool's; a namespace
+// with neither set of marks is judged as before.
+func proven(key *ownership.Key, ns *corev1.Namespace) bool {
+	if owner, ok := claimpolicy.OwnerFromMarks(ns); ok {
+		return key.Verify(ns, ownership.Claim(owner.Namespace, owner.Name, owner.UID))
+	}
+	if claimpolicy.IsPooled(ns) {
+		return key.Verify(ns, ownership.Pool(ns.Labels[tenancyv1alpha1.PoolClassUIDLabel]))
+	}
+	return true
 }
 
 // checkNamespaces checks that every managed namespace belongs to an existing claim or is terminating,

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
 
 // Suite checks, for a suite whose scenarios run in parallel, the invariants that hold whatever happens
@@ -34,11 +36,13 @@ type Suite struct {
 	Client client.Client
 	// Settle is how long an invariant may stay broken; Poll how often it is checked again meanwhile.
 	Settle, Poll time.Duration
+	// Key is Options.Key.
+	Key *ownership.Key
 }
 
 // broken returns the invariants still broken after Settle; nil as soon as they all hold.
 func (s Suite) broken(ctx context.Context) ([]string, error) {
-	return CheckWithin(ctx, s.Client, Options{}, s.Settle, s.Poll)
+	return CheckWithin(ctx, s.Client, Options{Key: s.Key}, s.Settle, s.Poll)
 }
 
 // AfterScenario fails t when, after its scenario, the cluster breaks nsclaim's invariants for longer

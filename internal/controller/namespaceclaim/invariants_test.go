@@ -28,7 +28,7 @@ import (
 // the suite: one may stay broken for 30 s (a scenario may break one on purpose, as an attacker would,
 // and the operator must restore it).
 func suiteInvariants() invariants.Suite {
-	return invariants.Suite{Client: k8s, Settle: 30 * time.Second, Poll: 200 * time.Millisecond}
+	return invariants.Suite{Client: k8s, Settle: 30 * time.Second, Poll: 200 * time.Millisecond, Key: ownershipKey}
 }
 
 // checkInvariants fails the scenario when the cluster breaks nsclaim's invariants after it. Every

@@ -195,7 +195,9 @@ func unverifiedNamespaceRefusal(ns *corev1.Namespace) *claimpolicy.Refusal {
 }
 
 // subject is what ownership records bind a namespace of owner o to.
-func subject(o claimpolicy.Owner) ownership.Subject { return ownership.Claim(o.Namespace, o.Name, o.UID) }
+func subject(o claimpolicy.Owner) ownership.Subject {
+	return ownership.Claim(o.Namespace, o.Name, o.UID)
+}
 
 // release deletes a claim whose namespace the tenant deleted. The claim's finalizer then finds the
 // namespace gone, and garbage collection removes the credentials Secret the claim owns.

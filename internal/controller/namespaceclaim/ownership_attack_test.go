@@ -145,7 +145,9 @@ func TestForgedClaimMarksNeverHandOverAForeignNamespace(t *testing.T) {
 
 	// Released, the claim's own namespace goes; the production namespace stays.
 	g.Expect(k8s.Delete(ctx, got)).To(Succeed())
-	g.Eventually(func() bool { return isNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(got), &tenancyv1alpha1.NamespaceClaim{})) }).
+	g.Eventually(func() bool {
+		return isNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(got), &tenancyv1alpha1.NamespaceClaim{}))
+	}).
 		WithTimeout(60 * time.Second).Should(BeTrue())
 	expectUntouched(g, prod)
 }
