@@ -19,11 +19,13 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -62,28 +64,39 @@ func pooledTampered(c pooledContents) string {
 	return ""
 }
 
-// readPooledContents reads, at the API server (metadata only), what pooledTampered judges.
+// readPooledContents reads, at the API server (metadata only, the three lists at once), what
+// pooledTampered judges.
 func (r *NamespaceClaimReconciler) readPooledContents(ctx context.Context, ns string) (pooledContents, error) {
 	var c pooledContents
-	for _, l := range []struct {
-		gvk  string
-		list *metav1.PartialObjectMetadataList
+	lists := []struct {
+		gvk  schema.GroupVersionKind
 		into *[]string
+		err  error
 	}{
-		{"RoleBindingList", &metav1.PartialObjectMetadataList{}, &c.roleBindings},
-		{"ServiceAccountList", &metav1.PartialObjectMetadataList{}, &c.serviceAccounts},
-		{"PodList", &metav1.PartialObjectMetadataList{}, &c.pods},
-	} {
-		if l.gvk == "RoleBindingList" {
-			l.list.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind(l.gvk))
-		} else {
-			l.list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(l.gvk))
-		}
-		if err := r.APIReader.List(ctx, l.list, client.InNamespace(ns)); err != nil {
-			return c, fmt.Errorf("reading what pooled namespace %s holds: %w", ns, err)
-		}
-		for _, o := range l.list.Items {
-			*l.into = append(*l.into, o.Name)
+		{rbacv1.SchemeGroupVersion.WithKind("RoleBindingList"), &c.roleBindings, nil},
+		{corev1.SchemeGroupVersion.WithKind("ServiceAccountList"), &c.serviceAccounts, nil},
+		{corev1.SchemeGroupVersion.WithKind("PodList"), &c.pods, nil},
+	}
+	var wg sync.WaitGroup
+	for i := range lists {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := &lists[i]
+			list := &metav1.PartialObjectMetadataList{}
+			list.SetGroupVersionKind(l.gvk)
+			if l.err = r.APIReader.List(ctx, list, client.InNamespace(ns)); l.err != nil {
+				return
+			}
+			for _, o := range list.Items {
+				*l.into = append(*l.into, o.Name)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, l := range lists {
+		if l.err != nil {
+			return c, fmt.Errorf("reading what pooled namespace %s holds: %w", ns, l.err)
 		}
 	}
 	if r.Bindings != nil {
