@@ -82,17 +82,21 @@ func compactForCache() toolscache.TransformFunc {
 // compactAnnotations returns a map equal to the annotations a of the object called name. A child's
 // annotations (its claimpolicy.AppliedAnnotation digest, the same for that child of every claim of a class) are
 // shared whole, like labels. A map that names a claim (a namespace's, or a child's made before children
-// lost the claim-name annotation) or holds the object's name is no other object's: it is not shared,
+// lost the claim-name annotation), holds an ownership record (a namespace's) or holds the object's name
+// is no other object's: it is not shared,
 // and its digest, then unique too, is not interned. a is not written.
 func compactAnnotations(a map[string]string, name string) map[string]string {
-	if _, named := a[tenancyv1alpha1.ClaimNameAnnotation]; named || holdsValue(a, name) {
+	_, named := a[tenancyv1alpha1.ClaimNameAnnotation]
+	_, recorded := a[tenancyv1alpha1.OwnershipAnnotation]
+	if named || recorded || holdsValue(a, name) {
 		return internValues(a, name, false)
 	}
 	return shareLabels(internValues(a, name, true))
 }
 
 // internValues returns a new map equal to m whose keys and values are shared copies of equal content:
-// a value equal to name is name itself, claimpolicy.AppliedAnnotation's digest is interned only with digests set.
+// a value equal to name is name itself, claimpolicy.AppliedAnnotation's digest is interned only with digests set,
+// and an ownership record never.
 // It returns nil for an empty m. m is not written.
 func internValues(m map[string]string, name string, digests bool) map[string]string {
 	if len(m) == 0 {
@@ -103,6 +107,8 @@ func internValues(m map[string]string, name string, digests bool) map[string]str
 		switch {
 		case v == name:
 			v = name
+		case k == tenancyv1alpha1.OwnershipAnnotation:
+			// A namespace's ownership record is its own: interning it would only fill the table.
 		case digests || k != claimpolicy.AppliedAnnotation:
 			v = intern(v)
 		}
