@@ -310,8 +310,8 @@ func checkChildOwners(v *violations, children []child, live map[string]*tenancyv
 	}
 }
 
-// checkSecretOwners checks that every managed Secret belongs to an existing claim of its namespace,
-// and returns the Secrets of each claim by UID.
+// checkSecretOwners checks that every managed Secret but the operator's ownership key belongs to an
+// existing claim of its namespace, and returns the Secrets of each claim by UID.
 func checkSecretOwners(v *violations, secrets []corev1.Secret, byUID map[string]*tenancyv1alpha1.NamespaceClaim) map[string][]*corev1.Secret {
 	out := map[string][]*corev1.Secret{}
 	for i := range secrets {
@@ -319,6 +319,8 @@ func checkSecretOwners(v *violations, secrets []corev1.Secret, byUID map[string]
 		uid := s.Labels[tenancyv1alpha1.ClaimUIDLabel]
 		claim, ok := byUID[uid]
 		switch {
+		case !ok && uid == "" && s.Name == tenancyv1alpha1.OwnershipKeySecret:
+			// The operator's ownership key, in its own namespace: no claim's.
 		case !ok:
 			v.add("Secret %s/%s (claim-uid %q) belongs to no claim", s.Namespace, s.Name, uid)
 		case claim.Namespace != s.Namespace:
