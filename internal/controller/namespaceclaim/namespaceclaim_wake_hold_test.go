@@ -21,6 +21,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -68,14 +70,10 @@ func TestWakeLeavesAdminHoldAlone(t *testing.T) {
 	// The tenant's GitOps sync restores held and resumes held-job; the admin, seconds later and before
 	// the operator's resync, scales held back to 0 and suspends held-job: both end at the value the
 	// sleep wrote, but not by the sleep's write.
-	held.Spec.Replicas = ptr.To[int32](2)
-	g.Expect(k8s.Update(ctx, held)).To(Succeed())
-	heldJob.Spec.Suspend = ptr.To(false)
-	g.Expect(k8s.Update(ctx, heldJob)).To(Succeed())
-	held.Spec.Replicas = ptr.To[int32](0)
-	g.Expect(k8s.Update(ctx, held)).To(Succeed())
-	heldJob.Spec.Suspend = ptr.To(true)
-	g.Expect(k8s.Update(ctx, heldJob)).To(Succeed())
+	setReplicas(g, held, 2)
+	setSuspend(g, heldJob, false)
+	setReplicas(g, held, 0)
+	setSuspend(g, heldJob, true)
 	// A reconcile while asleep holds nothing (both are at 0 or suspended) and records nothing new.
 	touch(t, claim)
 	waitReconciled(t, "namespaceclaim", getClaim(g, claim))
@@ -99,5 +97,28 @@ func TestWakeLeavesAdminHoldAlone(t *testing.T) {
 		g.Expect(evs.Items).To(ContainElement(And(HaveField("Reason", tenancyv1alpha1.WokeReason), HaveField("InvolvedObject.UID", claim.UID),
 			HaveField("Message", ContainSubstring("3 object(s) restored")),
 			HaveField("Message", ContainSubstring("2 recorded object(s) were changed by someone else while asleep")))))
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+}
+
+// setReplicas writes d's spec.replicas as a client other than the operator would (read, change,
+// update; again on a conflict).
+func setReplicas(g Gomega, d *appsv1.Deployment, n int32) {
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
+			return err
+		}
+		d.Spec.Replicas = ptr.To(n)
+		return k8s.Update(ctx, d)
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+}
+
+// setSuspend writes c's spec.suspend the same way.
+func setSuspend(g Gomega, c *batchv1.CronJob, suspend bool) {
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		c.Spec.Suspend = ptr.To(suspend)
+		return k8s.Update(ctx, c)
 	}).WithTimeout(10 * time.Second).Should(Succeed())
 }
