@@ -307,7 +307,7 @@ func (r *NamespaceClaimReconciler) holdAsleep(ctx context.Context, s *claimScope
 // wake restores the recorded objects still as the sleep (or a hold) left them (lifecycle.Restore), then
 // clears status.sleep; objects someone else changed while asleep are left alone and counted in the
 // Woke Event. A failed write leaves the record: the next reconcile wakes again, and writes only what
-// still differs.
+// is still as the sleep left it (an object the failed wake did restore then counts as changed).
 func (r *NamespaceClaimReconciler) wake(ctx context.Context, s *claimScope, now time.Time) error {
 	ns := s.heldNamespace()
 	w, err := r.observeWorkloads(ctx, ns)
