@@ -270,6 +270,12 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
+	// The tracker's Namespace informer runs on every replica from its start, not only once it leads:
+	// a standby promoted hours later has seen the deletions that feed the reuse window (see Feed for
+	// why this rather than a leader waiting the window out after a takeover).
+	if err := nameReuse.Feed(mgr); err != nil {
+		return err
+	}
 
 	// The admission fence (config/fence) is checked at start and periodically; see docs/security.md.
 	// With --require-fence the observer is the claim reconciler's gate: nothing is provisioned until

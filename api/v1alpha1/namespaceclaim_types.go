@@ -241,8 +241,9 @@ type SleepStatus struct {
 
 	// workloads are the Deployments and StatefulSets the operator scaled to 0 and the CronJobs it
 	// suspended, each with its UID and the value it had. A wake restores those values onto the objects
-	// of the same UID only; an object replaced under the same name, or created while asleep, is left
-	// alone.
+	// of the same UID only, and only while each is as the operator's own write left it (its generation
+	// and the value written); an object replaced under the same name, changed by someone else while
+	// asleep, or created while asleep, is left alone.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
@@ -290,6 +291,14 @@ type SleptWorkload struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
+
+	// generation is the object's metadata.generation right after the operator's own last write to it
+	// (the sleep's, or a re-application while asleep); 0 until that write is made. A wake restores
+	// the object only while it still has this generation and the value the operator wrote (0
+	// replicas, or suspended): an object whose spec anyone else changed since is left alone.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // ClaimPhase is a claim's lifecycle phase as shown by `kubectl get nsc`.

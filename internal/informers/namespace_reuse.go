@@ -17,6 +17,8 @@ limitations under the License.
 package informers
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
@@ -36,11 +40,12 @@ import (
 // or a deletion a relist skipped) is covered by treating every namespace made within the window of the
 // start as reused.
 type NamespaceReuse struct {
-	clock   clock.PassiveClock
-	started time.Time
-	window  time.Duration
+	clock  clock.PassiveClock
+	window time.Duration
 
 	mu sync.Mutex
+	// started is when the informer's record begins (see NewNamespaceReuse and Feed).
+	started time.Time
 	// going maps a name to the last time a namespace of that name was seen being deleted, or seen to
 	// exist when a create of it failed. Entries older than the window are dropped.
 	going map[string]time.Time
@@ -99,8 +104,55 @@ func (t *NamespaceReuse) Created(ns *corev1.Namespace) {
 func (t *NamespaceReuse) GrantsAt(ns *corev1.Namespace) time.Time {
 	t.mu.Lock()
 	_, reused := t.reused[ns.UID]
+	started := t.started
 	t.mu.Unlock()
-	return claimpolicy.GrantsAt(ns.CreationTimestamp.Time, reused, t.started, t.window)
+	return claimpolicy.GrantsAt(ns.CreationTimestamp.Time, reused, started, t.window)
+}
+
+// Feed adds to mgr the runnable that feeds t from the moment the manager starts, on every replica,
+// leader or not: it starts the manager's Namespace informer (whose transform is t.Transform, see
+// CacheOptions) at once instead of when a leader's controller first watches Namespaces. Without it, a
+// standby promoted to leader hours after its start would open its informer only then, and miss every
+// deletion before (its record would begin at promotion while started says process start). Keeping the
+// informer of a standby running was chosen over making a new leader wait the window out after each
+// takeover: it costs a standby one Namespace watch, and a failover no 15 s pause of every new
+// namespace's grants. Once the informer has synced, started moves up to that moment if it was
+// earlier: from then on the informer has seen every deletion, and before it nothing is vouched for.
+func (t *NamespaceReuse) Feed(mgr manager.Manager) error {
+	if err := mgr.Add(&reuseFeeder{reuse: t, informers: mgr.GetCache()}); err != nil {
+		return fmt.Errorf("adding the name-reuse tracker's Namespace informer: %w", err)
+	}
+	return nil
+}
+
+// reuseFeeder starts the Namespace informer of a manager's cache on every replica (see Feed).
+type reuseFeeder struct {
+	reuse     *NamespaceReuse
+	informers cache.Informers
+}
+
+// NeedLeaderElection reports that the feeder runs on every replica, leader or standby: a standby must
+// see the deletions a leader will need once it takes over.
+func (f *reuseFeeder) NeedLeaderElection() bool { return false }
+
+// Start gets the Namespace informer, which starts it and waits for its first list, then records that
+// the tracker vouches for deletions from now on.
+func (f *reuseFeeder) Start(ctx context.Context) error {
+	if _, err := f.informers.GetInformer(ctx, &corev1.Namespace{}); err != nil {
+		return fmt.Errorf("starting the Namespace informer of the name-reuse tracker: %w", err)
+	}
+	f.reuse.watching()
+	return nil
+}
+
+// watching moves started up to now, the moment the informer has listed every namespace.
+func (t *NamespaceReuse) watching() {
+	now := t.clock.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if now.After(t.started) {
+		t.started = now
+	}
 }
 
 // pruneLocked drops, at most once per window, the entries whose window has passed.

@@ -91,3 +91,28 @@ func TestNamespaceReuseLearnsFromTheInformer(t *testing.T) {
 		t.Fatalf("entries past their window are kept: going %v, reused %v", r.going, r.reused)
 	}
 }
+
+// TestNamespaceReuseFeederRunsOnStandbys: the feeder needs no leader election (controller-runtime
+// starts it on every replica), and its first sync moves started up, never back.
+func TestNamespaceReuseFeederRunsOnStandbys(t *testing.T) {
+	if (&reuseFeeder{}).NeedLeaderElection() {
+		t.Fatal("the name-reuse feeder waits for leader election: a standby would record no deletion")
+	}
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name             string
+		knownSince, sync time.Time
+		want             time.Time
+	}{
+		{name: "synced after the start: started moves up to the sync", knownSince: start, sync: start.Add(3 * time.Second), want: start.Add(3 * time.Second)},
+		{name: "a harness vouching for a later time: kept", knownSince: start.Add(time.Minute), sync: start, want: start.Add(time.Minute)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewNamespaceReuse(clocktesting.NewFakePassiveClock(tc.sync), tc.knownSince)
+			r.watching()
+			if !r.started.Equal(tc.want) {
+				t.Errorf("started = %v, want %v", r.started, tc.want)
+			}
+		})
+	}
+}

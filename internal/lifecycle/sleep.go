@@ -99,6 +99,9 @@ type Observed struct {
 	Replicas int32
 	// Suspended is a CronJob's spec.suspend.
 	Suspended bool
+	// Generation is the object's metadata.generation, read together with the value above (same
+	// resourceVersion); 0 when that could not be read consistently.
+	Generation int64
 }
 
 // running reports whether a sleep has something to do to o: replicas above 0, or a CronJob not
@@ -143,6 +146,10 @@ type Step struct {
 	UID      string
 	Replicas int32
 	Suspend  bool
+	// Generation is, for a sleep's or a hold's write, the object's generation the write is made on
+	// (the write is conditional on the resourceVersion it was read at): the write changes the spec, so
+	// the object's generation after it is Generation+1. Zero for a wake's writes.
+	Generation int64
 }
 
 // find returns the observed object of kind and name, if any.
@@ -158,36 +165,64 @@ func find(objs []Observed, kind tenancyv1alpha1.WorkloadKind, name string) (Obse
 // Hold returns the writes that keep a sleeping namespace asleep: the recorded objects (same UID) that
 // run something again (a GitOps controller or the tenant restored them) go back to 0 or suspended.
 // Objects that are gone, were replaced under the same name (another UID) or were created while
-// asleep are left alone. Called with the record just made, it returns the sleep's own writes.
+// asleep are left alone, and so is one whose generation could not be read with its value (the next
+// reconcile looks again). Called with the record just made, it returns the sleep's own writes.
 func Hold(record []tenancyv1alpha1.SleptWorkload, objs []Observed) []Step {
 	var out []Step
 	for _, w := range record {
 		o, ok := find(objs, w.Kind, w.Name)
-		if !ok || o.UID != w.UID || !o.running() {
+		if !ok || o.UID != w.UID || !o.running() || o.Generation == 0 {
 			continue
 		}
-		out = append(out, Step{Kind: w.Kind, Name: w.Name, UID: w.UID, Suspend: true})
+		out = append(out, Step{Kind: w.Kind, Name: w.Name, UID: w.UID, Suspend: true, Generation: o.Generation})
 	}
 	return out
 }
 
-// Restore returns the writes of a wake: each recorded object that still exists with the same UID gets
-// back its recorded replica count, or, a CronJob, suspend false (a CronJob is recorded only when it was
-// not suspended). An object that is gone or was replaced under the same name is not touched, nor is
-// one created while asleep; an object already at the recorded value needs no write.
+// Wrote returns the record with the generation each of the operator's own writes (written, with the
+// generation the object had right after the write) left on its object, matched by kind, name and UID.
+// The record is copied, never changed in place.
+func Wrote(record []tenancyv1alpha1.SleptWorkload, written []Step) []tenancyv1alpha1.SleptWorkload {
+	out := make([]tenancyv1alpha1.SleptWorkload, len(record))
+	copy(out, record)
+	for i := range out {
+		for _, st := range written {
+			if st.Kind == out[i].Kind && st.Name == out[i].Name && st.UID == out[i].UID {
+				out[i].Generation = st.Generation
+			}
+		}
+	}
+	return out
+}
+
+// asLeft reports whether o is the recorded object exactly as the operator's own last write left it:
+// the same UID, the generation that write left and the value it wrote (0 replicas, or suspended).
+// The API server bumps metadata.generation on every change of a Deployment's, StatefulSet's or
+// CronJob's spec (and a Deployment's annotations), and no client can set it, so an equal generation
+// proves that no one changed the spec since. resourceVersion would not do (controllers' status writes
+// move it), nor would an annotation (anyone who may write the object may write it). A write that
+// sets the value the object already has is no write at all: it leaves no trace to tell it from the
+// sleep's own.
+func asLeft(w tenancyv1alpha1.SleptWorkload, o Observed) bool {
+	return o.UID == w.UID && w.Generation != 0 && o.Generation == w.Generation && !o.running()
+}
+
+// Restore returns the writes of a wake: each recorded object still as the operator's own last write
+// left it (asLeft) gets back its recorded replica count, or, a CronJob, suspend false (a CronJob is
+// recorded only when it was not suspended). Every other object is left alone: one that is gone or was
+// replaced under the same name, one created while asleep, and one that someone else changed since
+// (an admin holding it at 0 or suspended, a tenant's deploy, a GitOps sync the hold did not undo yet):
+// a wake restores only values the sleep itself wrote.
 func Restore(record []tenancyv1alpha1.SleptWorkload, objs []Observed) []Step {
 	var out []Step
 	for _, w := range record {
 		o, ok := find(objs, w.Kind, w.Name)
-		if !ok || o.UID != w.UID {
+		if !ok || !asLeft(w, o) {
 			continue
 		}
 		s := Step{Kind: w.Kind, Name: w.Name, UID: w.UID}
 		switch {
 		case w.Kind == tenancyv1alpha1.WorkloadCronJob:
-			if !o.Suspended {
-				continue
-			}
 		case w.Replicas == nil || o.Replicas == *w.Replicas:
 			continue
 		default:
@@ -196,6 +231,21 @@ func Restore(record []tenancyv1alpha1.SleptWorkload, objs []Observed) []Step {
 		out = append(out, s)
 	}
 	return out
+}
+
+// LeftAlone counts the recorded objects a wake does not restore: gone (deleted, or replaced under the
+// same name) and changed (same UID, but not as the operator's own last write left it).
+func LeftAlone(record []tenancyv1alpha1.SleptWorkload, objs []Observed) (gone, changed int) {
+	for _, w := range record {
+		o, ok := find(objs, w.Kind, w.Name)
+		switch {
+		case !ok || o.UID != w.UID:
+			gone++
+		case !asLeft(w, o):
+			changed++
+		}
+	}
+	return gone, changed
 }
 
 // ReplicaSeconds is what a sleep avoided, as counted by nsclaim_sleep_replica_seconds_total: the

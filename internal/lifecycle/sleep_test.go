@@ -70,11 +70,11 @@ const (
 
 func TestPlanSleep(t *testing.T) {
 	objs := []Observed{
-		{Kind: sts, Name: "db", UID: "u-db", Replicas: 1},
-		{Kind: dep, Name: "web", UID: "u-web", Replicas: 3},
-		{Kind: dep, Name: "off", UID: "u-off", Replicas: 0},
-		{Kind: cj, Name: "nightly", UID: "u-n"},
-		{Kind: cj, Name: "paused", UID: "u-p", Suspended: true},
+		{Kind: sts, Name: "db", UID: "u-db", Replicas: 1, Generation: 4},
+		{Kind: dep, Name: "web", UID: "u-web", Replicas: 3, Generation: 7},
+		{Kind: dep, Name: "off", UID: "u-off", Replicas: 0, Generation: 1},
+		{Kind: cj, Name: "nightly", UID: "u-n", Generation: 2},
+		{Kind: cj, Name: "paused", UID: "u-p", Suspended: true, Generation: 1},
 	}
 	got, ok := PlanSleep(objs)
 	want := []tenancyv1alpha1.SleptWorkload{
@@ -88,8 +88,9 @@ func TestPlanSleep(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("PlanSleep (-want +got):\n%s", diff)
 	}
-	// The sleep's own writes are Hold of the record: the three that run.
-	if diff := cmp.Diff([]Step{{Kind: cj, Name: "nightly", UID: "u-n", Suspend: true}, {Kind: dep, Name: "web", UID: "u-web", Suspend: true}, {Kind: sts, Name: "db", UID: "u-db", Suspend: true}}, Hold(got, objs)); diff != "" {
+	// The sleep's own writes are Hold of the record: the three that run, each on the generation read.
+	if diff := cmp.Diff([]Step{{Kind: cj, Name: "nightly", UID: "u-n", Suspend: true, Generation: 2}, {Kind: dep, Name: "web", UID: "u-web", Suspend: true, Generation: 7},
+		{Kind: sts, Name: "db", UID: "u-db", Suspend: true, Generation: 4}}, Hold(got, objs)); diff != "" {
 		t.Errorf("Hold of a new record (-want +got):\n%s", diff)
 	}
 
@@ -105,53 +106,119 @@ func TestPlanSleep(t *testing.T) {
 	}
 }
 
+// TestHoldAndRestore: the record below is as the sleep left it (each object's generation after the
+// sleep's own write). A hold re-applies the sleep to what runs again; a wake restores only the objects
+// still exactly as the operator's own write left them.
 func TestHoldAndRestore(t *testing.T) {
 	record := []tenancyv1alpha1.SleptWorkload{
-		{Kind: cj, Name: "nightly", UID: "u-n"},
-		{Kind: dep, Name: "web", UID: "u-web", Replicas: ptr(3)},
-		{Kind: sts, Name: "db", UID: "u-db", Replicas: ptr(2)},
+		{Kind: cj, Name: "nightly", UID: "u-n", Generation: 3},
+		{Kind: dep, Name: "web", UID: "u-web", Replicas: ptr(3), Generation: 8},
+		{Kind: sts, Name: "db", UID: "u-db", Replicas: ptr(2), Generation: 5},
+	}
+	asleep := []Observed{
+		{Kind: cj, Name: "nightly", UID: "u-n", Suspended: true, Generation: 3},
+		{Kind: dep, Name: "web", UID: "u-web", Generation: 8},
+		{Kind: sts, Name: "db", UID: "u-db", Generation: 5},
 	}
 	cases := []struct {
 		name          string
+		record        []tenancyv1alpha1.SleptWorkload
 		objs          []Observed
 		hold, restore []Step
+		gone, changed int
 	}{
-		{name: "all asleep as left", objs: []Observed{
-			{Kind: cj, Name: "nightly", UID: "u-n", Suspended: true},
-			{Kind: dep, Name: "web", UID: "u-web"},
-			{Kind: sts, Name: "db", UID: "u-db"},
-		}, restore: []Step{
+		{name: "all asleep as left: all restored", objs: asleep, restore: []Step{
 			{Kind: cj, Name: "nightly", UID: "u-n"},
 			{Kind: dep, Name: "web", UID: "u-web", Replicas: 3},
 			{Kind: sts, Name: "db", UID: "u-db", Replicas: 2},
 		}},
-		{name: "a GitOps controller restored web and resumed nightly", objs: []Observed{
-			{Kind: cj, Name: "nightly", UID: "u-n"},
-			{Kind: dep, Name: "web", UID: "u-web", Replicas: 3},
-			{Kind: sts, Name: "db", UID: "u-db"},
+		{name: "a GitOps controller restored web and resumed nightly: held down, not restored until the hold's writes are recorded", objs: []Observed{
+			{Kind: cj, Name: "nightly", UID: "u-n", Generation: 4},
+			{Kind: dep, Name: "web", UID: "u-web", Replicas: 3, Generation: 9},
+			{Kind: sts, Name: "db", UID: "u-db", Generation: 5},
 		}, hold: []Step{
-			{Kind: cj, Name: "nightly", UID: "u-n", Suspend: true},
-			{Kind: dep, Name: "web", UID: "u-web", Suspend: true},
+			{Kind: cj, Name: "nightly", UID: "u-n", Suspend: true, Generation: 4},
+			{Kind: dep, Name: "web", UID: "u-web", Suspend: true, Generation: 9},
 		}, restore: []Step{
 			{Kind: sts, Name: "db", UID: "u-db", Replicas: 2},
+		}, changed: 2},
+		{name: "the hold's writes recorded: restored like the sleep's", record: []tenancyv1alpha1.SleptWorkload{
+			{Kind: cj, Name: "nightly", UID: "u-n", Generation: 5},
+			{Kind: dep, Name: "web", UID: "u-web", Replicas: ptr(3), Generation: 10},
+		}, objs: []Observed{
+			{Kind: cj, Name: "nightly", UID: "u-n", Suspended: true, Generation: 5},
+			{Kind: dep, Name: "web", UID: "u-web", Generation: 10},
+		}, restore: []Step{
+			{Kind: cj, Name: "nightly", UID: "u-n"},
+			{Kind: dep, Name: "web", UID: "u-web", Replicas: 3},
 		}},
+		{name: "an admin held web at 0 and nightly suspended (changed since the sleep's write, same value): left alone", objs: []Observed{
+			{Kind: cj, Name: "nightly", UID: "u-n", Suspended: true, Generation: 4},
+			{Kind: dep, Name: "web", UID: "u-web", Generation: 10},
+			{Kind: sts, Name: "db", UID: "u-db", Generation: 5},
+		}, restore: []Step{{Kind: sts, Name: "db", UID: "u-db", Replicas: 2}}, changed: 2},
+		{name: "the sleep's write was never recorded (generation 0): left alone", record: []tenancyv1alpha1.SleptWorkload{
+			{Kind: dep, Name: "web", UID: "u-web", Replicas: ptr(3)},
+		}, objs: []Observed{{Kind: dep, Name: "web", UID: "u-web", Generation: 8}}, changed: 1},
+		{name: "generation not read consistently: neither held nor restored", objs: []Observed{
+			{Kind: dep, Name: "web", UID: "u-web", Replicas: 3},
+		}, changed: 1, gone: 2},
 		{name: "replaced under the same name, deleted, created while asleep: left alone", objs: []Observed{
-			{Kind: dep, Name: "web", UID: "u-other", Replicas: 0},
-			{Kind: dep, Name: "new", UID: "u-new", Replicas: 5},
-			{Kind: sts, Name: "db", UID: "u-db-2", Replicas: 7},
-		}},
-		{name: "the tenant scaled web to 1 while asleep: held at 0, restored to 3", objs: []Observed{
-			{Kind: dep, Name: "web", UID: "u-web", Replicas: 1},
-		}, hold: []Step{{Kind: dep, Name: "web", UID: "u-web", Suspend: true}},
-			restore: []Step{{Kind: dep, Name: "web", UID: "u-web", Replicas: 3}}},
+			{Kind: dep, Name: "web", UID: "u-other", Replicas: 0, Generation: 8},
+			{Kind: dep, Name: "new", UID: "u-new", Replicas: 5, Generation: 1},
+			{Kind: sts, Name: "db", UID: "u-db-2", Replicas: 7, Generation: 5},
+		}, gone: 3},
+		{name: "the tenant scaled web to 1 while asleep: held at 0, not restored until the hold is recorded", objs: []Observed{
+			{Kind: dep, Name: "web", UID: "u-web", Replicas: 1, Generation: 9},
+		}, hold: []Step{{Kind: dep, Name: "web", UID: "u-web", Suspend: true, Generation: 9}}, changed: 1, gone: 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.hold, Hold(record, tc.objs)); diff != "" {
+			rec := record
+			if tc.record != nil {
+				rec = tc.record
+			}
+			if diff := cmp.Diff(tc.hold, Hold(rec, tc.objs)); diff != "" {
 				t.Errorf("Hold (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.restore, Restore(record, tc.objs)); diff != "" {
+			if diff := cmp.Diff(tc.restore, Restore(rec, tc.objs)); diff != "" {
 				t.Errorf("Restore (-want +got):\n%s", diff)
+			}
+			gone, changed := LeftAlone(rec, tc.objs)
+			if gone != tc.gone || changed != tc.changed {
+				t.Errorf("LeftAlone = %d gone, %d changed; want %d, %d", gone, changed, tc.gone, tc.changed)
+			}
+		})
+	}
+}
+
+// TestWrote: the generation each write left is recorded on the object of the same kind, name and
+// UID only; the record passed in is not changed.
+func TestWrote(t *testing.T) {
+	record := []tenancyv1alpha1.SleptWorkload{
+		{Kind: cj, Name: "nightly", UID: "u-n", Generation: 3},
+		{Kind: dep, Name: "web", UID: "u-web", Replicas: ptr(3)},
+		{Kind: sts, Name: "web", UID: "u-sts", Replicas: ptr(1)},
+	}
+	for _, tc := range []struct {
+		name    string
+		written []Step
+		want    []int64
+	}{
+		{name: "no writes: unchanged", want: []int64{3, 0, 0}},
+		{name: "the sleep's writes", written: []Step{{Kind: dep, Name: "web", UID: "u-web", Generation: 2}, {Kind: sts, Name: "web", UID: "u-sts", Generation: 6}}, want: []int64{3, 2, 6}},
+		{name: "a hold's write replaces the sleep's", written: []Step{{Kind: cj, Name: "nightly", UID: "u-n", Generation: 5}}, want: []int64{5, 0, 0}},
+		{name: "a write on another UID or kind is not this record's", written: []Step{{Kind: dep, Name: "web", UID: "u-other", Generation: 9}, {Kind: cj, Name: "web", UID: "u-web", Generation: 9}}, want: []int64{3, 0, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Wrote(record, tc.written)
+			for i := range got {
+				if got[i].Generation != tc.want[i] {
+					t.Errorf("%s %s: generation %d, want %d", got[i].Kind, got[i].Name, got[i].Generation, tc.want[i])
+				}
+			}
+			if record[1].Generation != 0 || record[0].Generation != 3 {
+				t.Error("Wrote changed the record passed in")
 			}
 		})
 	}

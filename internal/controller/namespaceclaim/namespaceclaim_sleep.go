@@ -145,14 +145,14 @@ func (r *NamespaceClaimReconciler) observeWorkloads(ctx context.Context, ns stri
 			if !m.DeletionTimestamp.IsZero() {
 				continue
 			}
-			scale := &autoscalingv1.Scale{}
-			if err := r.SubResource("scale").Get(ctx, scalable(kind, ns, m.Name), scale); err != nil {
-				if apierrors.IsNotFound(err) {
-					continue
-				}
-				return nil, fmt.Errorf("reading the scale of %s %s: %w", kind, klog.KObj(m), err)
+			scale, generation, err := r.readScale(ctx, kind, m)
+			if err != nil {
+				return nil, err
 			}
-			w.observed = append(w.observed, lifecycle.Observed{Kind: kind, Name: m.Name, UID: string(scale.UID), Replicas: scale.Spec.Replicas})
+			if scale == nil {
+				continue
+			}
+			w.observed = append(w.observed, lifecycle.Observed{Kind: kind, Name: m.Name, UID: string(scale.UID), Replicas: scale.Spec.Replicas, Generation: generation})
 			w.versions[workloadKey(kind, m.Name)] = scale.ResourceVersion
 		}
 	}
@@ -166,10 +166,42 @@ func (r *NamespaceClaimReconciler) observeWorkloads(ctx context.Context, ns stri
 			continue
 		}
 		w.observed = append(w.observed, lifecycle.Observed{Kind: tenancyv1alpha1.WorkloadCronJob, Name: c.Name, UID: string(c.UID),
-			Suspended: c.Spec.Suspend != nil && *c.Spec.Suspend})
+			Suspended: c.Spec.Suspend != nil && *c.Spec.Suspend, Generation: c.Generation})
 		w.cronJobs[c.Name] = c
 	}
 	return w, nil
+}
+
+// readScale reads the scale of the Deployment or StatefulSet m (listed metadata only) and the object's
+// generation at the same resourceVersion, re-reading the metadata when a write came between the two
+// reads (a Deployment controller's status write, say). The generation is 0 when they never agree in
+// three tries: the object is then neither held nor restored in this reconcile (lifecycle.Hold,
+// lifecycle.Restore). scale is nil when the object is gone.
+func (r *NamespaceClaimReconciler) readScale(ctx context.Context, kind tenancyv1alpha1.WorkloadKind, m *metav1.PartialObjectMetadata) (*autoscalingv1.Scale, int64, error) {
+	for try := 0; ; try++ {
+		scale := &autoscalingv1.Scale{}
+		if err := r.SubResource("scale").Get(ctx, scalable(kind, m.Namespace, m.Name), scale); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, 0, nil
+			}
+			return nil, 0, fmt.Errorf("reading the scale of %s %s: %w", kind, klog.KObj(m), err)
+		}
+		if scale.ResourceVersion == m.ResourceVersion && scale.UID == m.UID {
+			return scale, m.Generation, nil
+		}
+		if try == 2 {
+			return scale, 0, nil
+		}
+		fresh := &metav1.PartialObjectMetadata{}
+		fresh.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(string(kind)))
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(m), fresh); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, 0, nil
+			}
+			return nil, 0, fmt.Errorf("reading %s %s: %w", kind, klog.KObj(m), err)
+		}
+		m = fresh
+	}
 }
 
 // scalable is an empty Deployment or StatefulSet named for a scale subresource request.
@@ -183,9 +215,10 @@ func scalable(kind tenancyv1alpha1.WorkloadKind, ns, name string) client.Object 
 
 // apply makes the writes of a sleep (replicas 0, suspend true), a hold or a wake in namespace ns. Each
 // write names the object's UID and the resourceVersion read, so an object replaced or changed since is
-// never written (Conflict; the next reconcile looks again). It returns how many writes were made.
-func (r *NamespaceClaimReconciler) apply(ctx context.Context, ns string, w *workloads, steps []lifecycle.Step) (int, error) {
-	n := 0
+// never written (Conflict; the next reconcile looks again). It returns the writes made, each with the
+// object's generation right after it (lifecycle.Wrote records them), also when a later write failed.
+func (r *NamespaceClaimReconciler) apply(ctx context.Context, ns string, w *workloads, steps []lifecycle.Step) ([]lifecycle.Step, error) {
+	var written []lifecycle.Step
 	for _, st := range steps {
 		if st.Kind == tenancyv1alpha1.WorkloadCronJob {
 			cur := w.cronJobs[st.Name]
@@ -196,19 +229,26 @@ func (r *NamespaceClaimReconciler) apply(ctx context.Context, ns string, w *work
 			suspend := st.Suspend
 			cur.Spec.Suspend = &suspend
 			if err := r.Patch(ctx, cur, patch, client.FieldOwner(kube.FieldOwner)); err != nil {
-				return n, fmt.Errorf("setting suspend of CronJob %s to %t: %w", klog.KObj(cur), suspend, err)
+				return written, fmt.Errorf("setting suspend of CronJob %s to %t: %w", klog.KObj(cur), suspend, err)
 			}
-			n++
+			// The patch returns the CronJob as written: its generation is the one this write left.
+			st.Generation = cur.Generation
+			written = append(written, st)
 			continue
 		}
 		scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: st.Name, UID: types.UID(st.UID),
 			ResourceVersion: w.versions[workloadKey(st.Kind, st.Name)]}, Spec: autoscalingv1.ScaleSpec{Replicas: st.Replicas}}
 		if err := r.SubResource("scale").Update(ctx, scalable(st.Kind, ns, st.Name), client.WithSubResourceBody(scale), client.FieldOwner(kube.FieldOwner)); err != nil {
-			return n, fmt.Errorf("scaling %s %s/%s to %d: %w", st.Kind, ns, st.Name, st.Replicas, err)
+			return written, fmt.Errorf("scaling %s %s/%s to %d: %w", st.Kind, ns, st.Name, st.Replicas, err)
 		}
-		n++
+		// The scale carries no generation. The write was conditional on the resourceVersion at which
+		// st.Generation was read and changed spec.replicas, so the API server made it st.Generation+1.
+		if st.Generation != 0 {
+			st.Generation++
+		}
+		written = append(written, st)
 	}
-	return n, nil
+	return written, nil
 }
 
 // sleep records what runs in the claim's namespace in status.sleep (written at once), then scales it
@@ -231,7 +271,11 @@ func (r *NamespaceClaimReconciler) sleep(ctx context.Context, s *claimScope, now
 		s.claim.Status.Sleep = nil
 		return fmt.Errorf("recording the sleep of namespace %s: %w", ns, err)
 	}
-	if _, err := r.apply(ctx, ns, w, lifecycle.Hold(record, w.observed)); err != nil {
+	// The generations the sleep's writes left are recorded with the reconcile's status write: a wake
+	// restores only objects still as those writes left them.
+	written, err := r.apply(ctx, ns, w, lifecycle.Hold(record, w.observed))
+	s.claim.Status.Sleep.Workloads = lifecycle.Wrote(record, written)
+	if err != nil {
 		return err
 	}
 	s.sleepAt = s.now.Add(r.sleepResync())
@@ -249,8 +293,9 @@ func (r *NamespaceClaimReconciler) holdAsleep(ctx context.Context, s *claimScope
 		return err
 	}
 	steps := lifecycle.Hold(s.claim.Status.Sleep.Workloads, w.observed)
-	n, err := r.apply(ctx, ns, w, steps)
-	if n > 0 {
+	written, err := r.apply(ctx, ns, w, steps)
+	s.claim.Status.Sleep.Workloads = lifecycle.Wrote(s.claim.Status.Sleep.Workloads, written)
+	if n := len(written); n > 0 {
 		s.claim.Status.Sleep.Reapplied += int32(n)
 		monitoring.SleepReapplied(className(s.claim), n)
 		r.event(s, corev1.EventTypeNormal, tenancyv1alpha1.SleepReappliedReason, "Sleep", fmt.Sprintf(
@@ -259,8 +304,10 @@ func (r *NamespaceClaimReconciler) holdAsleep(ctx context.Context, s *claimScope
 	return err
 }
 
-// wake restores the recorded objects of the same UID, then clears status.sleep. A failed write leaves
-// the record: the next reconcile wakes again, and writes only what still differs.
+// wake restores the recorded objects still as the sleep (or a hold) left them (lifecycle.Restore), then
+// clears status.sleep; objects someone else changed while asleep are left alone and counted in the
+// Woke Event. A failed write leaves the record: the next reconcile wakes again, and writes only what
+// is still as the sleep left it (an object the failed wake did restore then counts as changed).
 func (r *NamespaceClaimReconciler) wake(ctx context.Context, s *claimScope, now time.Time) error {
 	ns := s.heldNamespace()
 	w, err := r.observeWorkloads(ctx, ns)
@@ -272,32 +319,19 @@ func (r *NamespaceClaimReconciler) wake(ctx context.Context, s *claimScope, now 
 	if _, err := r.apply(ctx, ns, w, steps); err != nil {
 		return err
 	}
-	left := gone(sl.Workloads, w.observed)
+	left, changed := lifecycle.LeftAlone(sl.Workloads, w.observed)
 	monitoring.Woke(className(s.claim), lifecycle.ReplicaSeconds(sl.Workloads, sl.Since.Time, now))
 	note := fmt.Sprintf("Woken by a heartbeat after sleeping since %s: %d object(s) restored to their recorded replicas or resumed",
 		sl.Since.UTC().Format(time.RFC3339), len(steps))
 	if left > 0 {
 		note += fmt.Sprintf("; %d recorded object(s) were deleted or replaced while asleep and were left alone", left)
 	}
+	if changed > 0 {
+		note += fmt.Sprintf("; %d recorded object(s) were changed by someone else while asleep (held, scaled or edited) and were left as they are", changed)
+	}
 	s.claim.Status.Sleep = nil
 	r.event(s, corev1.EventTypeNormal, tenancyv1alpha1.WokeReason, "Wake", note)
 	return nil
-}
-
-// gone counts the recorded objects that no longer exist with the recorded UID (deleted, or replaced
-// under the same name).
-func gone(record []tenancyv1alpha1.SleptWorkload, objs []lifecycle.Observed) int {
-	n := 0
-	for _, rec := range record {
-		found := false
-		for _, o := range objs {
-			found = found || (o.Kind == rec.Kind && o.Name == rec.Name && o.UID == rec.UID)
-		}
-		if !found {
-			n++
-		}
-	}
-	return n
 }
 
 // sleptNote is the Slept Event's note.

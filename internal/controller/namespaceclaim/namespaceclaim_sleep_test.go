@@ -141,10 +141,11 @@ func TestSleepAndWake(t *testing.T) {
 	touch(t, claim)
 	asleep := waitPhase(t, claim, tenancyv1alpha1.ClaimPhaseSleeping)
 	g.Expect(asleep.Status.Sleep).NotTo(BeNil())
+	// Each with the generation the sleep's own write left (created at 1, one spec change: 2).
 	g.Expect(asleep.Status.Sleep.Workloads).To(Equal([]tenancyv1alpha1.SleptWorkload{
-		{Kind: tenancyv1alpha1.WorkloadCronJob, Name: "nightly", UID: string(nightly.UID)},
-		{Kind: tenancyv1alpha1.WorkloadDeployment, Name: "web", UID: string(web.UID), Replicas: ptr.To[int32](3)},
-		{Kind: tenancyv1alpha1.WorkloadStatefulSet, Name: "db", UID: string(db.UID), Replicas: ptr.To[int32](2)},
+		{Kind: tenancyv1alpha1.WorkloadCronJob, Name: "nightly", UID: string(nightly.UID), Generation: 2},
+		{Kind: tenancyv1alpha1.WorkloadDeployment, Name: "web", UID: string(web.UID), Replicas: ptr.To[int32](3), Generation: 2},
+		{Kind: tenancyv1alpha1.WorkloadStatefulSet, Name: "db", UID: string(db.UID), Replicas: ptr.To[int32](2), Generation: 2},
 	}))
 	g.Expect(meta.IsStatusConditionTrue(asleep.Status.Conditions, tenancyv1alpha1.ReadyCondition)).To(BeTrue())
 	g.Eventually(func(g Gomega) {
@@ -156,7 +157,9 @@ func TestSleepAndWake(t *testing.T) {
 	g.Expect(suspendedOf(g, paused)).To(BeTrue())
 	expectClaimEvent(t, claim, tenancyv1alpha1.SleptReason)
 
-	// A GitOps controller restores web's replicas: the next resync scales it down again, and counts it.
+	// A GitOps controller restores web's replicas: the next resync scales it down again, counts it, and
+	// records the generation its own write left (the wake below restores web: the hold's write is the
+	// operator's own, like the sleep's).
 	web.Spec.Replicas = ptr.To[int32](3)
 	g.Expect(k8s.Update(ctx, web)).To(Succeed())
 	touch(t, claim)
