@@ -19,6 +19,7 @@ package security
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -57,6 +58,23 @@ func scaleTo(op client.Client, obj client.Object, n int32) error {
 // Deployments and StatefulSets, patch of CronJobs) reach only namespaces nsclaim created, and there only
 // replicas and spec.suspend. Without the fence RBAC allows the foreign writes (recorded in the table);
 // with it every one is denied and changes nothing.
+// settled waits until kube-controller-manager has observed the Deployment d and its resourceVersion
+// has stayed the same for a second.
+func settled(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	g := NewWithT(t)
+	last := ""
+	g.Eventually(func(g Gomega) {
+		cur := &appsv1.Deployment{}
+		g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(d), cur)).To(Succeed())
+		g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		rv := cur.ResourceVersion
+		same := rv == last
+		last = rv
+		g.Expect(same).To(BeTrue(), "the Deployment was written within the last second")
+	}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
+}
+
 func TestSleepAttacksAsTheOperator(t *testing.T) {
 	victim := "victim-sleep-" + mode
 	ensure(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: victim}})
@@ -69,6 +87,9 @@ func TestSleepAttacksAsTheOperator(t *testing.T) {
 	for _, o := range []client.Object{od, oc} {
 		ensure(t, o)
 	}
+	// kube-controller-manager writes the fresh Deployment's status once (observedGeneration, conditions):
+	// an attempt judged by the resourceVersion must not race that write.
+	settled(t, vd)
 	rawPatch := func(op client.Client, obj client.Object, patch string) error {
 		return op.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
 	}
