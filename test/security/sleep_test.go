@@ -93,6 +93,13 @@ func TestSleepAttacksAsTheOperator(t *testing.T) {
 		do:         func(op client.Client) (string, error) { return "", rawPatch(op, vc, `{"spec":{"suspend":true}}`) },
 		kept:       []client.Object{vc},
 	}, {
+		name:       "change the job template of a CronJob in a foreign namespace",
+		rbacDenies: withoutFence,
+		do: func(op client.Client) (string, error) {
+			return "", rawPatch(op, vc, `{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.9"}]}}}}}}`)
+		},
+		kept: []client.Object{vc},
+	}, {
 		name:       "change the schedule of a CronJob in an owned namespace",
 		rbacDenies: withoutFence,
 		do: func(op client.Client) (string, error) {
