@@ -86,6 +86,9 @@ type fenceObserver struct {
 	// It is never reset, so a process grants the grace once: the previous fence removed and applied
 	// again does not start a new one.
 	previousSince time.Time
+	// reported is the state the last observe reported (fenceUnchecked before the first): a grace that
+	// ended between two checks is a change the next check reports.
+	reported fenceState
 }
 
 var (
@@ -200,7 +203,7 @@ func (o *fenceObserver) versions(st fence.Status) string {
 func (o *fenceObserver) observe(st fence.Status) {
 	now := o.clock()
 	o.mu.Lock()
-	before := o.stateLocked(now)
+	before := o.reported
 	changed := o.last == nil || o.last.Intact != st.Intact || strings.Join(o.last.Problems, ";") != strings.Join(st.Problems, ";") ||
 		o.last.Release != st.Release || strings.Join(o.last.Found, ",") != strings.Join(st.Found, ",")
 	o.last = &st
@@ -208,6 +211,7 @@ func (o *fenceObserver) observe(st fence.Status) {
 		o.previousSince = now
 	}
 	state := o.stateLocked(now)
+	o.reported = state
 	status, reason, msg := o.conditionLocked(state, st)
 	o.mu.Unlock()
 	monitoring.SetFenceIntact(state == fenceCurrent, state == fencePrevious)
