@@ -9,8 +9,9 @@
 #      to stop are asserted).
 #   3. with only the previous release's fence (internal/fence/previous) applied next to this release's
 #      RBAC, as after an upgrade whose fence.yaml was not applied: the operator reports it as not
-#      intact, and sleep's writes (which this release's fence.yaml grants, not install.yaml) are denied
-#      by RBAC everywhere; the sleep suites and the fence checks run (PREVIOUS_TESTS).
+#      intact and provisions (within its grace), sleep's writes (which this release's fence.yaml grants,
+#      not install.yaml) are denied by RBAC everywhere, and the attacks of PREVIOUS_TESTS are denied
+#      and change nothing.
 # Prints the table of docs/security.md (also left in $LOCAL_CLUSTER_DIR/security-results/table.md).
 # Uses its own state directory and ports, and stops everything it started, pass or fail.
 #
@@ -95,7 +96,10 @@ for _ in $(seq 1 30); do
   grep -q "Only the previous release's admission fence is in force" "$LOCAL_CLUSTER_DIR/logs/operator.log" && break
   sleep 0.5
 done
-PREVIOUS_TESTS=${PREVIOUS_TESTS:-'TestFenceState|TestPreviousFenceReportedNotIntact|TestProvisioningWorks|TestSleepAttacksAsTheOperator|TestFenceAllowsSleep'}
+# Not yet TestAttacksAsTheOperator and TestOperatorCannotAddFinalizerToForeignConfigMap: after the
+# fence-deleted run, the previous release's fence let the operator's token patch ConfigMaps in
+# kube-system, bind admin there and mint a token for kube-system/nsclaim-tenant (issue 39, open).
+PREVIOUS_TESTS=${PREVIOUS_TESTS:-'TestFenceState|TestPreviousFenceReportedNotIntact|TestProvisioningWorks|TestSleepAttacksAsTheOperator|TestFenceAllowsSleep|TestOperatorCannotCreatePrivilegedNamespace|TestOperatorCannotBindClusterRoleClusterWide|TestOperatorCannotWidenNamespaceWatcherRole'}
 previous=0; run_suite previous -run "$PREVIOUS_TESTS" || previous=$?
 
 [ -f "$RESULTS/table.md" ] && { echo; cat "$RESULTS/table.md"; }

@@ -529,10 +529,11 @@ func runAttacks(t *testing.T, c client.Client, attacks []attack) {
 			if a.rbacDenies {
 				g.Expect(got).To(Equal("denied by RBAC"), "RBAC must not allow this")
 			}
-			if mode != "installed" {
+			if mode == "absent" {
 				return
 			}
-			if a.fenceDenies != "" {
+			// The previous release's fence denies with its own messages; what it must do is deny.
+			if a.fenceDenies != "" && mode == "installed" {
 				g.Expect(got).To(Equal(a.fenceDenies), "the fence must deny this")
 			}
 			g.Expect(got).To(HavePrefix("denied by "))
@@ -605,6 +606,10 @@ func recordResults() error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, mode+".json"), data, 0o644); err != nil {
 		return err
+	}
+	if mode == "previous" {
+		// A subset of the suites; the table compares the two full runs.
+		return nil
 	}
 	runs := map[string]map[string]string{}
 	for _, m := range []string{"absent", "installed"} {
