@@ -37,11 +37,33 @@ import (
 // FenceIntactCondition is the OperatorCondition type that reports the admission fence.
 const FenceIntactCondition = "FenceIntact"
 
-// fenceObserver reports each fence check: the nsclaim_fence_intact gauge always, and on a change of
-// state a log line, an Event on the operator's namespace and the FenceIntact condition of the
-// OperatorCondition (where OLM runs the operator). With required (--require-fence, the default) it is
-// also the claim reconciler's namespaceclaim.FenceGate: nothing is provisioned until a check found the
-// fence intact. Without it the operator keeps working, with RBAC as the only limit.
+// Reasons of the FenceIntact condition (and of the Events that go with it).
+const (
+	// FenceIntactReason: this release's fence is installed as shipped (status True).
+	FenceIntactReason = "Intact"
+	// FenceBrokenReason: the fence is missing or altered (status False).
+	FenceBrokenReason = "FenceMissingOrAltered"
+	// FencePreviousReason: only the previous release's fence is installed, still accepted for the
+	// grace (status False: it does not cover this release's rights).
+	FencePreviousReason = "PreviousReleaseFence"
+	// FencePreviousExpiredReason: only the previous release's fence is installed and its grace is
+	// over (status False; nothing is provisioned, as without a fence).
+	FencePreviousExpiredReason = "PreviousFenceGraceExpired"
+)
+
+// DefaultPreviousFenceGrace is how long the previous release's fence is accepted after the operator
+// first saw it (--previous-fence-grace, NSCLAIM_PREVIOUS_FENCE_GRACE).
+const DefaultPreviousFenceGrace = time.Hour
+
+// fenceObserver reports each fence check: the nsclaim_admission_fence_intact and
+// nsclaim_admission_fence_previous_accepted gauges always, and on a change of state a log line, an Event
+// on the operator's namespace and the FenceIntact condition of the OperatorCondition (where OLM runs the
+// operator). Only this release's fence is intact: the previous release's (accepted during an upgrade,
+// for previousGrace after the observer first saw it) is reported as not intact, with reason
+// PreviousReleaseFence. With required (--require-fence, the default) it is also the claim reconciler's
+// namespaceclaim.FenceGate: nothing is provisioned until a check found this release's fence, or the
+// previous release's within its grace. Without it the operator keeps working, with RBAC as the only
+// limit.
 type fenceObserver struct {
 	recorder  recorder.EventRecorder
 	reporter  *olmcondition.Reporter
@@ -49,12 +71,24 @@ type fenceObserver struct {
 	required  bool
 	// accepts names the fences accepted: this release's, then the previous release's.
 	accepts []string
+	// previousGrace is how long the previous release's fence is accepted after the observer first saw
+	// it; 0 accepts it not at all.
+	previousGrace time.Duration
+	// now is the observer's clock; time.Now when nil.
+	now func() time.Time
 	// intact receives an event (coalesced) each time a check finds the fence intact after it was not
 	// (or at the first check), so claims held by the fence go on at once.
 	intact chan event.GenericEvent
 
 	mu   sync.Mutex
 	last *fence.Status
+	// previousSince is when a check first found only the previous release's fence; zero until then.
+	// It is never reset, so a process grants the grace once: the previous fence removed and applied
+	// again does not start a new one.
+	previousSince time.Time
+	// reported is the state the last observe reported (fenceUnchecked before the first): a grace that
+	// ended between two checks is a change the next check reports.
+	reported fenceState
 }
 
 var (
@@ -63,32 +97,76 @@ var (
 	_ namespaceclaim.FenceCurrent      = &fenceObserver{}
 )
 
+// fenceState is what the last check means for the operator.
+type fenceState int
+
+const (
+	fenceUnchecked       fenceState = iota // no check completed yet
+	fenceCurrent                           // this release's fence is intact
+	fencePrevious                          // only the previous release's, within its grace
+	fencePreviousExpired                   // only the previous release's, its grace over
+	fenceBroken                            // missing or altered
+)
+
+// stateLocked is the state of the last check at the time at; o.mu must be held.
+func (o *fenceObserver) stateLocked(at time.Time) fenceState {
+	switch {
+	case o.last == nil:
+		return fenceUnchecked
+	case !o.last.Intact:
+		return fenceBroken
+	case o.last.Release == o.own():
+		return fenceCurrent
+	case !o.previousSince.IsZero() && at.Before(o.previousSince.Add(o.previousGrace)):
+		return fencePrevious
+	}
+	return fencePreviousExpired
+}
+
+func (o *fenceObserver) clock() time.Time {
+	if o.now != nil {
+		return o.now()
+	}
+	return time.Now()
+}
+
 // FenceIsCurrent implements namespaceclaim.FenceCurrent: the last check found this release's own fence
 // intact (not the previous release's, accepted during an upgrade). Safe for concurrent use.
 func (o *fenceObserver) FenceIsCurrent() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.last != nil && o.last.Intact && o.last.Release == o.own()
+	return o.stateLocked(o.clock()) == fenceCurrent
 }
 
 // FenceIntactEvents implements namespaceclaim.FenceIntactEvents.
 func (o *fenceObserver) FenceIntactEvents() <-chan event.GenericEvent { return o.intact }
 
 // FenceProblem implements namespaceclaim.FenceGate: checked is false until the first check completed;
-// problem lists what is wrong with the fence, empty when it is intact. Safe for concurrent use.
+// problem lists what is wrong with the fence, empty when it is intact or when it is the previous
+// release's within its grace (which ends at its deadline, not only at the next check). Safe for
+// concurrent use.
 func (o *fenceObserver) FenceProblem() (checked bool, problem string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.last == nil {
+	switch o.stateLocked(o.clock()) {
+	case fenceUnchecked:
 		return false, ""
-	}
-	if o.last.Intact {
+	case fenceCurrent, fencePrevious:
 		return true, ""
+	case fencePreviousExpired:
+		return true, o.expiredProblemLocked()
 	}
 	if len(o.last.Problems) == 0 {
 		return true, "the admission fence is not intact" + o.versions(*o.last)
 	}
 	return true, strings.Join(o.last.Problems, "; ") + o.versions(*o.last)
+}
+
+// expiredProblemLocked says that the previous release's fence is no longer accepted; o.mu must be held.
+func (o *fenceObserver) expiredProblemLocked() string {
+	return fmt.Sprintf("only the admission fence of release %s is installed, which does not cover the rights of release %s;"+
+		" it was accepted for %s (NSCLAIM_PREVIOUS_FENCE_GRACE) after the operator first saw it at %s, and no longer is",
+		o.last.Release, o.own(), o.previousGrace, o.previousSince.UTC().Format(time.RFC3339)) + o.versions(*o.last)
 }
 
 // own is the release whose fence this operator ships.
@@ -123,13 +201,22 @@ func (o *fenceObserver) versions(st fence.Status) string {
 }
 
 func (o *fenceObserver) observe(st fence.Status) {
-	monitoring.SetFenceIntact(st.Intact)
+	now := o.clock()
 	o.mu.Lock()
+	before := o.reported
 	changed := o.last == nil || o.last.Intact != st.Intact || strings.Join(o.last.Problems, ";") != strings.Join(st.Problems, ";") ||
 		o.last.Release != st.Release || strings.Join(o.last.Found, ",") != strings.Join(st.Found, ",")
 	o.last = &st
+	if st.Intact && st.Release != o.own() && o.previousSince.IsZero() {
+		o.previousSince = now
+	}
+	state := o.stateLocked(now)
+	o.reported = state
+	status, reason, msg := o.conditionLocked(state, st)
 	o.mu.Unlock()
-	if changed && st.Intact && o.intact != nil {
+	monitoring.SetFenceIntact(state == fenceCurrent, state == fencePrevious)
+	changed = changed || state != before
+	if changed && (state == fenceCurrent || state == fencePrevious) && o.intact != nil {
 		select {
 		case o.intact <- event.GenericEvent{Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}}:
 		default: // one pending event already makes every held claim go on
@@ -138,22 +225,20 @@ func (o *fenceObserver) observe(st fence.Status) {
 	if !changed {
 		return
 	}
-	status, reason, msg := metav1.ConditionTrue, "Intact", o.intactMessage(st)
-	evType := corev1.EventTypeNormal
-	if !st.Intact {
-		status, reason, msg = metav1.ConditionFalse, "FenceMissingOrAltered", "The admission fence is missing or altered (see docs/security.md): "+strings.Join(st.Problems, "; ")+o.versions(st)
-		evType = corev1.EventTypeWarning
-		if o.required {
-			msg += ". Provisioning is stopped until an admin applies fence.yaml of release " + o.own() + " (kubectl apply --server-side -f fence.yaml;" +
-				" or kustomize build config/fence of that release | kubectl apply --server-side -f -)" +
-				" or opts out with NSCLAIM_REQUIRE_FENCE=false"
-			setupLog.Info("Admission fence is not intact; provisioning is stopped until it is applied as shipped (or NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems)
-		} else {
-			msg += ". nsclaim keeps provisioning with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE=false)"
-			setupLog.Info("Admission fence is not intact; nsclaim keeps working, with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems)
-		}
-	} else {
+	evType := corev1.EventTypeWarning
+	switch state {
+	case fenceCurrent:
+		evType = corev1.EventTypeNormal
 		setupLog.Info("Admission fence is intact", "release", st.Release, "found", st.Found)
+	case fencePrevious:
+		setupLog.Info("Only the previous release's admission fence is in force: reported as not intact; claims are provisioned until its grace ends, the pools and sleep are stopped",
+			"release", st.Release, "found", st.Found, "graceEnds", o.previousSince.Add(o.previousGrace).UTC().Format(time.RFC3339))
+	default:
+		if o.required {
+			setupLog.Info("Admission fence is not intact; provisioning is stopped until it is applied as shipped (or NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems, "reason", reason)
+		} else {
+			setupLog.Info("Admission fence is not intact; nsclaim keeps working, with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE=false)", "problems", st.Problems, "reason", reason)
+		}
 	}
 	if o.recorder != nil && o.namespace != "" {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace}}
@@ -164,4 +249,29 @@ func (o *fenceObserver) observe(st fence.Status) {
 	if err := o.reporter.Set(ctx, FenceIntactCondition, status, reason, msg); err != nil {
 		setupLog.Error(err, "Cannot set the FenceIntact condition on the OperatorCondition")
 	}
+}
+
+// conditionLocked is the FenceIntact condition for state, st being the last check; o.mu must be held.
+// Only this release's fence makes it True.
+func (o *fenceObserver) conditionLocked(state fenceState, st fence.Status) (metav1.ConditionStatus, string, string) {
+	apply := "apply fence.yaml of release " + o.own() + " (kubectl apply --server-side -f fence.yaml;" +
+		" or kustomize build config/fence of that release | kubectl apply --server-side -f -)"
+	switch state {
+	case fenceCurrent:
+		return metav1.ConditionTrue, FenceIntactReason, o.intactMessage(st)
+	case fencePrevious:
+		return metav1.ConditionFalse, FencePreviousReason, o.intactMessage(st) +
+			". It does not cover the rights release " + o.own() + " adds, which fence.yaml of release " + o.own() + " brings with it:" +
+			" the warm pools and sleep are stopped, and claims are provisioned only until " +
+			o.previousSince.Add(o.previousGrace).UTC().Format(time.RFC3339) + " (NSCLAIM_PREVIOUS_FENCE_GRACE " + o.previousGrace.String() +
+			" after the operator first saw this fence); then nothing is provisioned until an admin applies it"
+	}
+	reason, msg := FenceBrokenReason, "The admission fence is missing or altered (see docs/security.md): "+strings.Join(st.Problems, "; ")+o.versions(st)
+	if state == fencePreviousExpired {
+		reason, msg = FencePreviousExpiredReason, "The admission fence is not this release's (see docs/security.md): "+o.expiredProblemLocked()
+	}
+	if o.required {
+		return metav1.ConditionFalse, reason, msg + ". Provisioning is stopped until an admin " + apply + " or opts out with NSCLAIM_REQUIRE_FENCE=false"
+	}
+	return metav1.ConditionFalse, reason, msg + ". nsclaim keeps provisioning with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE=false)"
 }

@@ -96,6 +96,7 @@ type options struct {
 	requestsClass            string
 	tokenPolicyDefault       string
 	fenceCheckInterval       time.Duration
+	previousFenceGrace       time.Duration
 	requireFence             bool
 	startingClass            bool
 	minimumPodSecurity       string
@@ -155,6 +156,10 @@ func main() {
 	flag.BoolVar(&o.startingClass, "starting-class", envBool("NSCLAIM_STARTING_CLASS", false),
 		"At start, create the NamespaceClass `ci` (marked default) when the cluster has no NamespaceClass at all, so that a claim works right after install;"+
 			" the shipped Deployment sets it (NSCLAIM_STARTING_CLASS: true or false).")
+	flag.DurationVar(&o.previousFenceGrace, "previous-fence-grace", envDuration("NSCLAIM_PREVIOUS_FENCE_GRACE", DefaultPreviousFenceGrace),
+		"How long the previous release's admission fence is accepted, after the operator first saw it, while this release's is not applied"+
+			" (an upgrade in progress): claims are provisioned, the pools and sleep are not, and the fence is reported as not intact (gauge,"+
+			" alert, OperatorCondition). After it nothing is provisioned, as without a fence. 0 never accepts it (NSCLAIM_PREVIOUS_FENCE_GRACE).")
 	flag.BoolVar(&o.requireFence, "require-fence", envBool("NSCLAIM_REQUIRE_FENCE", true),
 		"Provision nothing while the admission fence (config/fence) is missing or altered; claims wait with Ready=False, reason "+
 			tenancyv1alpha1.FenceNotIntactReason+". false lets the operator work with RBAC as the only limit (NSCLAIM_REQUIRE_FENCE: true or false).")
@@ -207,8 +212,8 @@ func validate(o *options) error {
 		return fmt.Errorf("--require-fence (NSCLAIM_REQUIRE_FENCE, default true) needs a positive --fence-check-interval (NSCLAIM_FENCE_CHECK_INTERVAL), got %s:"+
 			" without checks the fence is never known to be intact and nothing would be provisioned; set an interval, or NSCLAIM_REQUIRE_FENCE=false", o.fenceCheckInterval)
 	}
-	if o.fenceCheckInterval < 0 || o.credentialsCheckInterval < 0 {
-		return errors.New("--fence-check-interval and --credentials-check-interval must not be negative")
+	if o.fenceCheckInterval < 0 || o.credentialsCheckInterval < 0 || o.previousFenceGrace < 0 {
+		return errors.New("--fence-check-interval, --credentials-check-interval and --previous-fence-grace must not be negative")
 	}
 	return nil
 }
@@ -283,7 +288,7 @@ func run(o options) error {
 	var fenceObs *fenceObserver
 	if o.fenceCheckInterval > 0 {
 		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence,
-			intact: make(chan event.GenericEvent, 1)}
+			previousGrace: o.previousFenceGrace, intact: make(chan event.GenericEvent, 1)}
 	}
 	var fenceGate namespaceclaim.FenceGate
 	if o.requireFence {
@@ -390,7 +395,7 @@ func run(o options) error {
 
 // addFenceCheck adds the leader's check of the admission fence (when obs is not nil): once right at
 // start, within a second of any change of the fence's objects (watched by name), and every interval as a
-// backstop; this release's fence and the previous release's are accepted.
+// backstop; this release's fence and the previous release's (for obs.previousGrace) are accepted.
 func addFenceCheck(mgr ctrl.Manager, obs *fenceObserver, reporter *olmcondition.Reporter, interval time.Duration) error {
 	if obs == nil {
 		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")

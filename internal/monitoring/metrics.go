@@ -69,6 +69,7 @@ const (
 	DeletionDurationName     = "nsclaim_deletion_duration_seconds"
 	SelfTestFailuresName     = "nsclaim_self_test_failures_total"
 	FenceIntactName          = "nsclaim_admission_fence_intact"
+	FencePreviousName        = "nsclaim_admission_fence_previous_accepted"
 	OrphansDeletedName       = "nsclaim_orphaned_namespaces_deleted_total"
 	OwnershipUnverifiedName  = "nsclaim_ownership_unverified_total"
 	SelfTestRequestsName     = "nsclaim_self_test_requests_total"
@@ -150,7 +151,9 @@ var Definitions = []Definition{
 	{Name: SelfTestFailuresName, Kind: Counter, Labels: []string{ClassLabel},
 		Help: "Permission self-tests (rules reviews made with the tenant's token, or SubjectAccessReviews for a keyless creator or behind a webhook authorizer) that found missing or excess permissions."},
 	{Name: FenceIntactName, Kind: Gauge,
-		Help: "1 if the admission fence that protects managed namespaces is in place, 0 if it is missing or altered; absent until the leader first checks it."},
+		Help: "1 if this release's admission fence that protects managed namespaces is in place, 0 if it is missing or altered, or if only the previous release's fence is (which does not cover this release's rights); absent until the leader first checks it."},
+	{Name: FencePreviousName, Kind: Gauge,
+		Help: "1 while only the previous release's admission fence is in place and the operator still accepts it (NSCLAIM_PREVIOUS_FENCE_GRACE after it first saw it: it provisions claims, but runs no pool and no sleep), 0 otherwise; absent until the leader first checks the fence."},
 	{Name: OrphansDeletedName, Kind: Counter,
 		Help: "Namespaces nsclaim made whose claim no longer existed at the API server (its finalizer was removed, or it was deleted while the operator was down), deleted by the operator."},
 	{Name: OwnershipUnverifiedName, Kind: Counter, Labels: []string{ActionLabel},
@@ -213,6 +216,7 @@ var (
 	deletionDuration     = histogramVec(DeletionDurationName)
 	selfTestFailures     = counterVec(SelfTestFailuresName)
 	fenceIntact          = gaugeVec(FenceIntactName)
+	fencePrevious        = gaugeVec(FencePreviousName)
 	orphansDeleted       = counterVec(OrphansDeletedName)
 	ownershipUnverified  = counterVec(OwnershipUnverifiedName)
 	selfTestRequests     = counterVec(SelfTestRequestsName)
@@ -225,7 +229,7 @@ var (
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
-		expiries, idleExpiries, sleeps, wakes, sleepReapplied, sleepReplicaSeconds, deletionDuration, selfTestFailures, fenceIntact, orphansDeleted, ownershipUnverified,
+		expiries, idleExpiries, sleeps, wakes, sleepReapplied, sleepReplicaSeconds, deletionDuration, selfTestFailures, fenceIntact, fencePrevious, orphansDeleted, ownershipUnverified,
 		selfTestRequests, clusterWideGrants, kubeconfigServer, poolHits, poolMisses, poolCreated,
 	}
 	registerOnce sync.Once
@@ -327,14 +331,20 @@ func SetKubeconfigServerInClusterOnly(inClusterOnly bool) {
 	kubeconfigServer.WithLabelValues().Set(v)
 }
 
-// SetFenceIntact sets the admission fence gauge to 1 (intact) or 0 (missing or altered). The gauge
-// is absent until the first call.
-func SetFenceIntact(intact bool) {
-	v := 0.0
-	if intact {
-		v = 1
+// SetFenceIntact sets the admission fence gauge to 1 (this release's fence intact) or 0 (missing,
+// altered, or only the previous release's), and the previous-fence gauge to 1 while only the previous
+// release's fence is in place and still accepted (previousAccepted). Both are absent until the first
+// call.
+func SetFenceIntact(intact, previousAccepted bool) {
+	fenceIntact.WithLabelValues().Set(boolValue(intact))
+	fencePrevious.WithLabelValues().Set(boolValue(previousAccepted))
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
 	}
-	fenceIntact.WithLabelValues().Set(v)
+	return 0
 }
 
 // OwnershipUnverified counts a marked namespace without nsclaim's record that the operator refused to

@@ -226,10 +226,13 @@ func TestInstrumentation(t *testing.T) {
 	ObserveProvisioned("ci", 1500*time.Millisecond)
 	g.Expect(testutil.CollectAndCount(provisioningDuration)).To(Equal(1))
 	g.Expect(testutil.CollectAndCount(fenceIntact)).To(BeZero(), "the fence gauge is absent until set")
-	SetFenceIntact(true)
+	g.Expect(testutil.CollectAndCount(fencePrevious)).To(BeZero(), "the previous-fence gauge is absent until set")
+	SetFenceIntact(true, false)
 	g.Expect(testutil.ToFloat64(fenceIntact)).To(Equal(1.0))
-	SetFenceIntact(false)
+	g.Expect(testutil.ToFloat64(fencePrevious)).To(BeZero())
+	SetFenceIntact(false, true)
 	g.Expect(testutil.ToFloat64(fenceIntact)).To(BeZero())
+	g.Expect(testutil.ToFloat64(fencePrevious)).To(Equal(1.0))
 }
 
 func deletingAt(t time.Time) claimOpt {

@@ -24,7 +24,9 @@ limitations under the License.
 //
 //	KUBECONFIG                   an admin kubeconfig (sets up victims, checks that nothing changed)
 //	NSCLAIM_OPERATOR_KUBECONFIG  a kubeconfig with a token of the operator's ServiceAccount
-//	NSCLAIM_FENCE                "installed" or "absent": whether config/fence is applied
+//	NSCLAIM_FENCE                "installed" or "absent": whether config/fence is applied; "previous":
+//	                             only the previous release's fence (internal/fence/previous) is, with
+//	                             this release's RBAC (an upgrade whose fence.yaml was not applied)
 //	NSCLAIM_SECURITY_RESULTS     optional directory for <fence>.json results and, after both runs, table.md
 package security
 
@@ -81,8 +83,8 @@ func TestMain(m *testing.M) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(tenancyv1alpha1.AddToScheme(scheme))
 	mode = os.Getenv("NSCLAIM_FENCE")
-	if os.Getenv("KUBECONFIG") == "" || os.Getenv("NSCLAIM_OPERATOR_KUBECONFIG") == "" || (mode != "installed" && mode != "absent") {
-		fmt.Fprintln(os.Stderr, "KUBECONFIG, NSCLAIM_OPERATOR_KUBECONFIG and NSCLAIM_FENCE=installed|absent must be set: run `make test-security`")
+	if os.Getenv("KUBECONFIG") == "" || os.Getenv("NSCLAIM_OPERATOR_KUBECONFIG") == "" || (mode != "installed" && mode != "absent" && mode != "previous") {
+		fmt.Fprintln(os.Stderr, "KUBECONFIG, NSCLAIM_OPERATOR_KUBECONFIG and NSCLAIM_FENCE=installed|absent|previous must be set: run `make test-security`")
 		os.Exit(1)
 	}
 	var err error
@@ -121,6 +123,14 @@ func TestFenceState(t *testing.T) {
 	g := NewWithT(t)
 	want, err := fence.Shipped()
 	g.Expect(err).NotTo(HaveOccurred())
+	if mode == "previous" {
+		previous, err := fence.Previous()
+		g.Expect(err).NotTo(HaveOccurred())
+		s := fence.CheckAccepted(ctx, operator, []fence.Expected{want, previous})
+		g.Expect(s.Intact).To(BeTrue(), "the previous release's fence as kustomize applies it matches internal/fence/previous: %v", s.Problems)
+		g.Expect(s.Release).To(Equal(previous.Release))
+		return
+	}
 	s := fence.Check(ctx, operator, want)
 	if mode == "installed" {
 		g.Expect(s).To(Equal(fence.Status{Intact: true}), "config/fence as applied by kustomize matches what the operator expects")
@@ -519,10 +529,11 @@ func runAttacks(t *testing.T, c client.Client, attacks []attack) {
 			if a.rbacDenies {
 				g.Expect(got).To(Equal("denied by RBAC"), "RBAC must not allow this")
 			}
-			if mode != "installed" {
+			if mode == "absent" {
 				return
 			}
-			if a.fenceDenies != "" {
+			// The previous release's fence denies with its own messages; what it must do is deny.
+			if a.fenceDenies != "" && mode == "installed" {
 				g.Expect(got).To(Equal(a.fenceDenies), "the fence must deny this")
 			}
 			g.Expect(got).To(HavePrefix("denied by "))
@@ -540,14 +551,14 @@ func runAttacks(t *testing.T, c client.Client, attacks []attack) {
 	}
 }
 
-// ownedNamespace returns a namespace nsclaim owns: with the fence, one provisioned for a claim;
-// without it (the operator then provisions nothing) a stand-in labelled as nsclaim's by the admin.
-// Made once per run.
+// ownedNamespace returns a namespace nsclaim owns: with the fence (this release's, or the previous
+// release's within its grace), one provisioned for a claim; without it (the operator then provisions
+// nothing) a stand-in labelled as nsclaim's by the admin. Made once per run.
 func ownedNamespace(t *testing.T) *corev1.Namespace {
 	t.Helper()
 	g := NewWithT(t)
 	if ownedName == "" {
-		if mode == "installed" {
+		if mode != "absent" {
 			ownedName = provision(t, "owner-"+mode).Status.Namespace
 		} else {
 			ownedName = "owned-" + mode
@@ -595,6 +606,10 @@ func recordResults() error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, mode+".json"), data, 0o644); err != nil {
 		return err
+	}
+	if mode == "previous" {
+		// A subset of the suites; the table compares the two full runs.
+		return nil
 	}
 	runs := map[string]map[string]string{}
 	for _, m := range []string{"absent", "installed"} {
