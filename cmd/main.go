@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -246,11 +247,7 @@ func run(o options) error {
 
 	// The ownership key (internal/ownership): read, or made by the first replica, before anything runs,
 	// so every replica proves and records ownership with the same key.
-	direct, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("creating a client: %w", err)
-	}
-	ownershipKey, keyCreated, err := ownership.LoadOrCreateKey(context.Background(), direct, o.leaderElectionNamespace)
+	ownershipKey, keyCreated, err := loadOwnershipKey(cfg, o.leaderElectionNamespace)
 	if err != nil {
 		return err
 	}
@@ -325,30 +322,8 @@ func run(o options) error {
 	if err := setupClaimsAndPool(mgr, claims, o.poolRefillRate); err != nil {
 		return err
 	}
-	if err := (&namespaceorphan.OrphanReconciler{
-		Ownership: owns,
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("nsclaim"),
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up orphaned namespace controller: %w", err)
-	}
-	if err := (&namespaceclass.NamespaceClassReconciler{
-		Client:             mgr.GetClient(),
-		APIReader:          mgr.GetAPIReader(),
-		MinimumPodSecurity: tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
-	}
-	if protocol.Namespace != "" {
-		if err := (&configmaprequest.ConfigMapRequestReconciler{
-			Client:   mgr.GetClient(),
-			Recorder: mgr.GetEventRecorder("nsclaim"),
-			Protocol: protocol,
-		}).SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up ConfigMap request controller: %w", err)
-		}
-		setupLog.Info("ConfigMap protocol on", "namespace", protocol.Namespace, "patterns", protocol.PatternList(), "class", protocol.ClassName)
+	if err := setupSideReconcilers(mgr, owns, protocol, tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity)); err != nil {
+		return err
 	}
 	// +kubebuilder:scaffold:builder
 
@@ -507,4 +482,45 @@ func pprofHandlers() map[string]http.Handler {
 		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
 		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
+}
+
+// loadOwnershipKey reads the ownership key from the API server, or makes it, with a client of its own
+// (the manager's does not run yet).
+func loadOwnershipKey(cfg *rest.Config, namespace string) (*ownership.Key, time.Time, error) {
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("creating a client: %w", err)
+	}
+	return ownership.LoadOrCreateKey(context.Background(), direct, namespace)
+}
+
+// setupSideReconcilers sets up the reconcilers beside the claim's and the pool's: the orphan sweep, the
+// class reconciler and, when the ConfigMap protocol is on, its request reconciler.
+func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol configmaprequest.Protocol, minimumPodSecurity tenancyv1alpha1.PodSecurityLevel) error {
+	if err := (&namespaceorphan.OrphanReconciler{
+		Ownership: owns,
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("nsclaim"),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up orphaned namespace controller: %w", err)
+	}
+	if err := (&namespaceclass.NamespaceClassReconciler{
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		MinimumPodSecurity: minimumPodSecurity,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
+	}
+	if protocol.Namespace != "" {
+		if err := (&configmaprequest.ConfigMapRequestReconciler{
+			Client:   mgr.GetClient(),
+			Recorder: mgr.GetEventRecorder("nsclaim"),
+			Protocol: protocol,
+		}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up ConfigMap request controller: %w", err)
+		}
+		setupLog.Info("ConfigMap protocol on", "namespace", protocol.Namespace, "patterns", protocol.PatternList(), "class", protocol.ClassName)
+	}
+	return nil
 }

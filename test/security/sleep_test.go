@@ -49,9 +49,9 @@ func sleepWorkloads(ns string) (*appsv1.Deployment, *appsv1.StatefulSet, *batchv
 	return d, s, c
 }
 
-// scaleTo updates obj's scale subresource to n replicas with the client op, as the sleep phase does.
-func scaleTo(op client.Client, obj client.Object, n int32) error {
-	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace()}, Spec: autoscalingv1.ScaleSpec{Replicas: n}}
+// scaleToZero updates obj's scale subresource to 0 replicas with the client op, as the sleep phase does.
+func scaleToZero(op client.Client, obj client.Object) error {
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace()}, Spec: autoscalingv1.ScaleSpec{Replicas: 0}}
 	return op.SubResource("scale").Update(ctx, obj.DeepCopyObject().(client.Object), client.WithSubResourceBody(scale))
 }
 
@@ -101,12 +101,12 @@ func TestSleepAttacksAsTheOperator(t *testing.T) {
 	runAttacks(t, operator, []attack{{
 		name:       "scale a Deployment in a foreign namespace to 0",
 		rbacDenies: withoutFence,
-		do:         func(op client.Client) (string, error) { return "", scaleTo(op, vd, 0) },
+		do:         func(op client.Client) (string, error) { return "", scaleToZero(op, vd) },
 		kept:       []client.Object{vd},
 	}, {
 		name:       "scale a StatefulSet in a foreign namespace to 0",
 		rbacDenies: withoutFence,
-		do:         func(op client.Client) (string, error) { return "", scaleTo(op, vs, 0) },
+		do:         func(op client.Client) (string, error) { return "", scaleToZero(op, vs) },
 		kept:       []client.Object{vs},
 	}, {
 		name:       "suspend a CronJob in a foreign namespace",
@@ -168,12 +168,12 @@ func TestFenceAllowsSleep(t *testing.T) {
 	ensure(t, d)
 	ensure(t, c)
 	if mode != "installed" {
-		g.Expect(apierrors.IsForbidden(scaleTo(operator, d, 0))).To(BeTrue(), "scale without the fence's sleep role")
+		g.Expect(apierrors.IsForbidden(scaleToZero(operator, d))).To(BeTrue(), "scale without the fence's sleep role")
 		g.Expect(apierrors.IsForbidden(operator.Patch(ctx, c.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":true}}`))))).
 			To(BeTrue(), "suspend without the fence's sleep role")
 		return
 	}
-	g.Expect(scaleTo(operator, d, 0)).To(Succeed())
+	g.Expect(scaleToZero(operator, d)).To(Succeed())
 	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
 	g.Expect(*d.Spec.Replicas).To(BeZero())
 	g.Expect(operator.Patch(ctx, c.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":true}}`)))).To(Succeed())
