@@ -84,6 +84,17 @@ for _ in $(seq 1 30); do
 done
 unfenced=0; run_suite absent || unfenced=$?
 
+# What the fence-deleted run's attacks left behind: with the fence gone, the operator's token put
+# nsclaim's marks on foreign namespaces (kube-system among them), and a fence, this release's or the
+# previous one, trusts the managed-by label of a namespace. An admin who fences again after such a
+# window removes every mark nsclaim's record does not back (the operator reports them: Warning Event
+# OwnershipUnverified); so does this script, as the admin, before the previous release's fence is judged.
+"${KUBECTL[@]}" get namespaces -l tenancy.nsclaim.dev/managed-by=nsclaim --no-headers \
+  -o custom-columns='NAME:.metadata.name,RECORD:.metadata.annotations.tenancy\.nsclaim\.dev/ownership' |
+  awk '$2 == "<none>" { print $1 }' | while read -r ns; do
+    "${KUBECTL[@]}" label namespace "$ns" tenancy.nsclaim.dev/managed-by- tenancy.nsclaim.dev/claim-uid- tenancy.nsclaim.dev/claim-namespace- >/dev/null
+  done
+
 # The previous release's fence, as its fence.yaml made it, with this release's RBAC still in place.
 prevdir="$LOCAL_CLUSTER_DIR/previous-fence"
 rm -rf "$prevdir" && mkdir -p "$prevdir"
@@ -96,10 +107,7 @@ for _ in $(seq 1 30); do
   grep -q "Only the previous release's admission fence is in force" "$LOCAL_CLUSTER_DIR/logs/operator.log" && break
   sleep 0.5
 done
-# Not yet TestAttacksAsTheOperator and TestOperatorCannotAddFinalizerToForeignConfigMap: after the
-# fence-deleted run, the previous release's fence let the operator's token patch ConfigMaps in
-# kube-system, bind admin there and mint a token for kube-system/nsclaim-tenant (issue 39, open).
-PREVIOUS_TESTS=${PREVIOUS_TESTS:-'TestFenceState|TestPreviousFenceReportedNotIntact|TestProvisioningWorks|TestSleepAttacksAsTheOperator|TestFenceAllowsSleep|TestOperatorCannotCreatePrivilegedNamespace|TestOperatorCannotBindClusterRoleClusterWide|TestOperatorCannotWidenNamespaceWatcherRole'}
+PREVIOUS_TESTS=${PREVIOUS_TESTS:-'TestFenceState|TestPreviousFenceReportedNotIntact|TestProvisioningWorks|TestSleepAttacksAsTheOperator|TestFenceAllowsSleep|TestOperatorCannotCreatePrivilegedNamespace|TestOperatorCannotBindClusterRoleClusterWide|TestOperatorCannotWidenNamespaceWatcherRole|TestAttacksAsTheOperator|TestOperatorCannotAddFinalizerToForeignConfigMap'}
 previous=0; run_suite previous -run "$PREVIOUS_TESTS" || previous=$?
 
 [ -f "$RESULTS/table.md" ] && { echo; cat "$RESULTS/table.md"; }

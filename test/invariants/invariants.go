@@ -179,8 +179,9 @@ func CheckWithin(ctx context.Context, c client.Client, o Options, settle, poll t
 	}
 }
 
-// proven reports whether key's record proves the marks of ns, a claim's or a pool's; a namespace
-// with neither set of marks is judged as before.
+// proven reports whether key's record proves the marks of ns, a claim's or a pool's. A requests
+// namespace of the ConfigMap protocol is judged as before; any other marked namespace whose marks name
+// neither a whole claim nor a pool was marked by someone else.
 func proven(key *ownership.Key, ns *corev1.Namespace) bool {
 	if owner, ok := claimpolicy.OwnerFromMarks(ns); ok {
 		return key.Verify(ns, ownership.Claim(owner.Namespace, owner.Name, owner.UID))
@@ -188,7 +189,7 @@ func proven(key *ownership.Key, ns *corev1.Namespace) bool {
 	if claimpolicy.IsPooled(ns) {
 		return key.Verify(ns, ownership.Pool(ns.Labels[tenancyv1alpha1.PoolClassUIDLabel]))
 	}
-	return true
+	return ns.Labels[tenancyv1alpha1.RequestsNamespaceLabel] == "true"
 }
 
 // checkNamespaces checks that every managed namespace belongs to an existing claim or is terminating,

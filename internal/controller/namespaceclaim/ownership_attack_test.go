@@ -162,8 +162,12 @@ func TestOrphanSweepSparesForgedMarks(t *testing.T) {
 	prod := productionNamespace(t)
 	ghost := claimpolicy.Owner{Namespace: "team-ghost", Name: "never-existed", UID: "00000000-0000-0000-0000-000000000039"}
 	markAs(g, patcher, prod, claimpolicy.OwnershipLabels(ghost), claimpolicy.OwnershipAnnotations(ghost))
+	// Only the managed-by label (what an admission fence trusts) is reported too.
+	managedOnly := productionNamespace(t)
+	markAs(g, patcher, managedOnly, map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}, nil)
 	expectUnverifiedReported(t, prod)
-	g.Consistently(func(g Gomega) { expectUntouched(g, prod) }).WithTimeout(3 * time.Second).Should(Succeed())
+	expectUnverifiedReported(t, managedOnly)
+	g.Consistently(func(g Gomega) { expectUntouched(g, prod); expectUntouched(g, managedOnly) }).WithTimeout(3 * time.Second).Should(Succeed())
 }
 
 // Finding 2 without the label guard: a namespace made to look like one of a class's warm pool is

@@ -61,8 +61,17 @@ func (r *OrphanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Get(ctx, req.NamespacedName, ns); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if !ns.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
 	owner, ok := claimpolicy.OwnerFromMarks(ns)
-	if !ok || !ns.DeletionTimestamp.IsZero() {
+	if !ok {
+		// nsclaim never makes a namespace whose marks name no whole claim, other than a pool's: someone
+		// else put its managed-by label there (an admission fence trusts that label). Reported, never
+		// touched.
+		if !claimpolicy.IsPooled(ns) {
+			r.Ownership.Refused(ctx, ns, nil, monitoring.ActionDelete)
+		}
 		return ctrl.Result{}, nil
 	}
 	key := types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}
