@@ -154,6 +154,8 @@ var nonReasons = map[string]bool{
 	"KubeconfigServerReachable": true, "KubeconfigServerInClusterOnly": true, "FenceIntact": true,
 	"NamespaceReady": true, "CredentialsReady": true, "PermissionsVerified": true, "Requester": true,
 	"ServiceAccountToken": true,
+	// The OperatorCondition's and the fence Events' reasons under the previous release's fence (cmd/fence.go).
+	"PreviousReleaseFence": true, "PreviousFenceGraceExpired": true,
 	// Kubernetes' and controller-runtime's names that docs/ uses.
 	"MutatingAdmissionPolicyBinding": true, "PartialObjectMetadata": true, "LeaseDuration": true,
 	"RenewDeadline": true, "RequeueAfter": true, "ResponseComplete": true, "GetImageLabels": true,
@@ -166,6 +168,8 @@ var otherToolsFlags = map[string]bool{
 	"namespace": true, "field-manager": true, "force-conflicts": true, "dry-run": true, "output": true,
 	"selector": true, "all-namespaces": true, "select-optional": true, "run": true, "from-literal": true,
 	"manifest-url": true,
+	// kubectl create clusterrolebinding, for sleep's rights under OLM (docs/olm.md, the CSV).
+	"clusterrole": true, "serviceaccount": true,
 	// docs/ also shows kube-apiserver, kubectl, kube-proxy, jq, operator-sdk and kwok flags.
 	"arg": true, "cleanup": true, "field-selector": true, "service-account-max-token-expiration": true,
 	"context": true, "wait-time": true, "debug": true, "prevent-wakeup": true, "authentication-config": true,
