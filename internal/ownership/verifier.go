@@ -87,6 +87,29 @@ func (v *Verifier) Owns(ctx context.Context, ns metav1.Object, s Subject) (bool,
 	return true, nil
 }
 
+// Created is called with the namespace a create of this process just returned, for s. Its "t1" record
+// verifies unless the API server's clock is more than CreationWindow from the operator's: then the
+// "u1" record, bound to the UID the create returned, is written at once (this process made it, so it
+// may say so). ns is updated to what the patch returned.
+func (v *Verifier) Created(ctx context.Context, ns *corev1.Namespace, s Subject) error {
+	if v.Key.Verify(ns, s) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": ns.ResourceVersion,
+		"annotations":     map[string]string{tenancyv1alpha1.OwnershipAnnotation: v.Key.ForUID(ns.Name, string(ns.UID), s)},
+	}})
+	if err != nil {
+		return err
+	}
+	logf.FromContext(ctx).Info("The API server's clock is more than a minute from the operator's: the namespace's record is bound to its UID",
+		"createdNamespace", ns.Name, "created", ns.CreationTimestamp.Time)
+	if err := v.Client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(kube.FieldOwner)); err != nil {
+		return fmt.Errorf("recording nsclaim's ownership of namespace %s by its UID: %w", ns.Name, err)
+	}
+	return nil
+}
+
 // madeByEarlierRelease checks the proof of a namespace without a record (see Verifier).
 func (v *Verifier) madeByEarlierRelease(ctx context.Context, ns metav1.Object, s Subject) (bool, error) {
 	name := tenancyv1alpha1.NamespaceWatcherPrefix + ns.GetName()

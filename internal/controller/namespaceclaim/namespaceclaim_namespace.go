@@ -116,6 +116,9 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 		// limit's critical section counts it with a live list.
 		s.leaveLimit()
 		if err == nil {
+			if err := r.Ownership.Created(ctx, ns, subject(s.owner)); err != nil {
+				return err
+			}
 			if r.NameReuse != nil {
 				r.NameReuse.Created(ns)
 			}

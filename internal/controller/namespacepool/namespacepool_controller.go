@@ -324,6 +324,9 @@ func (r *PoolReconciler) create(ctx context.Context, class *tenancyv1alpha1.Name
 		if err != nil {
 			return nil, fmt.Errorf("creating pooled namespace %s: %w", ns.Name, err)
 		}
+		if err := r.Ownership.Created(ctx, ns, ownership.Pool(string(class.UID))); err != nil {
+			return nil, err
+		}
 		if r.NameReuse != nil {
 			r.NameReuse.Created(ns)
 		}
