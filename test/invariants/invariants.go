@@ -189,6 +189,11 @@ func proven(key *ownership.Key, ns *corev1.Namespace) bool {
 	if claimpolicy.IsPooled(ns) {
 		return key.Verify(ns, ownership.Pool(ns.Labels[tenancyv1alpha1.PoolClassUIDLabel]))
 	}
+	return isRequestsNamespace(ns)
+}
+
+// isRequestsNamespace reports whether ns is labelled as a requests namespace of the ConfigMap protocol.
+func isRequestsNamespace(ns *corev1.Namespace) bool {
 	return ns.Labels[tenancyv1alpha1.RequestsNamespaceLabel] == "true"
 }
 
@@ -199,7 +204,7 @@ func checkNamespaces(v *violations, nss []corev1.Namespace, byUID map[string]*te
 	live := map[string]*tenancyv1alpha1.NamespaceClaim{}
 	liveOf := map[string][]string{}
 	for _, ns := range nss {
-		if ns.Labels[tenancyv1alpha1.RequestsNamespaceLabel] == "true" {
+		if isRequestsNamespace(&ns) {
 			// A requests namespace of the ConfigMap protocol, not a claim's.
 			continue
 		}
