@@ -518,6 +518,13 @@ func runAttacks(t *testing.T, c client.Client, attacks []attack) {
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
 			g := NewWithT(t)
+			// Each attempt is judged on its own: what it must not create may have been made by an earlier
+			// run against this cluster (the fence-deleted run allows much), so it is removed first.
+			for _, o := range a.absent {
+				if err := admin.Delete(ctx, o.DeepCopyObject().(client.Object)); err == nil {
+					g.Eventually(gone(o.DeepCopyObject().(client.Object))).WithTimeout(60 * time.Second).Should(BeTrue())
+				}
+			}
 			before := map[client.Object]string{}
 			for _, o := range a.kept {
 				g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
