@@ -71,16 +71,8 @@ func (v *Verifier) Owns(ctx context.Context, ns metav1.Object, s Subject) (bool,
 	if err != nil || !proven {
 		return false, err
 	}
-	rec := v.Key.ForUID(ns.GetName(), string(ns.GetUID()), s)
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": ns.GetResourceVersion(),
-		"annotations":     map[string]string{tenancyv1alpha1.OwnershipAnnotation: rec},
-	}})
-	if err != nil {
-		return false, err
-	}
-	target := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.GetName()}}
-	if err := v.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(kube.FieldOwner)); err != nil {
+	target := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.GetName(), UID: ns.GetUID(), ResourceVersion: ns.GetResourceVersion()}}
+	if err := v.recordUID(ctx, target, s); err != nil {
 		return false, fmt.Errorf("recording nsclaim's ownership of namespace %s, made by an earlier release: %w", ns.GetName(), err)
 	}
 	logf.FromContext(ctx).Info("Recorded the ownership of a namespace made by an earlier release", "recordedNamespace", ns.GetName())
@@ -95,6 +87,17 @@ func (v *Verifier) Created(ctx context.Context, ns *corev1.Namespace, s Subject)
 	if v.Key.Verify(ns, s) {
 		return nil
 	}
+	logf.FromContext(ctx).Info("The API server's clock is more than a minute from the operator's: the namespace's record is bound to its UID",
+		"createdNamespace", ns.Name, "created", ns.CreationTimestamp.Time)
+	if err := v.recordUID(ctx, ns, s); err != nil {
+		return fmt.Errorf("recording nsclaim's ownership of namespace %s by its UID: %w", ns.Name, err)
+	}
+	return nil
+}
+
+// recordUID writes the "u1" record of ns (its name, UID and resourceVersion are used) for s, with a
+// merge patch conditional on that resourceVersion; ns becomes what the patch returned.
+func (v *Verifier) recordUID(ctx context.Context, ns *corev1.Namespace, s Subject) error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": ns.ResourceVersion,
 		"annotations":     map[string]string{tenancyv1alpha1.OwnershipAnnotation: v.Key.ForUID(ns.Name, string(ns.UID), s)},
@@ -102,12 +105,7 @@ func (v *Verifier) Created(ctx context.Context, ns *corev1.Namespace, s Subject)
 	if err != nil {
 		return err
 	}
-	logf.FromContext(ctx).Info("The API server's clock is more than a minute from the operator's: the namespace's record is bound to its UID",
-		"createdNamespace", ns.Name, "created", ns.CreationTimestamp.Time)
-	if err := v.Client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(kube.FieldOwner)); err != nil {
-		return fmt.Errorf("recording nsclaim's ownership of namespace %s by its UID: %w", ns.Name, err)
-	}
-	return nil
+	return v.Client.Patch(ctx, ns, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(kube.FieldOwner))
 }
 
 // madeByEarlierRelease checks the proof of a namespace without a record (see Verifier).

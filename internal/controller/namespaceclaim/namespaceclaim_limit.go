@@ -105,22 +105,21 @@ func (r *NamespaceClaimReconciler) liveLimitHolders(ctx context.Context, request
 		if !ns.DeletionTimestamp.IsZero() {
 			continue
 		}
-		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
-		if uid == "" {
+		if ns.Labels[tenancyv1alpha1.ClaimUIDLabel] == "" {
 			continue
 		}
-		owner, marked := claimpolicy.OwnerFromMarks(ns)
-		if marked {
+		owner, owned := claimpolicy.OwnerFromMarks(ns)
+		if owned {
 			var err error
-			if marked, err = r.Ownership.Owns(ctx, ns, subject(owner)); err != nil {
+			if owned, err = r.Ownership.Owns(ctx, ns, subject(owner)); err != nil {
 				return nil, err
 			}
 		}
-		if !marked {
+		if !owned {
 			r.Ownership.Refused(ctx, ns, nil, monitoring.ActionCount)
 			continue
 		}
-		uids = append(uids, types.UID(uid))
+		uids = append(uids, types.UID(owner.UID))
 	}
 	return uids, nil
 }

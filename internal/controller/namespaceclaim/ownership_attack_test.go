@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
@@ -59,10 +58,7 @@ func namespacePatcher(t *testing.T) client.Client {
 	g.Expect(k8s.Create(ctx, binding)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(ctx, binding); _ = k8s.Delete(ctx, role) })
 	g.Expect(testenv.WaitAllowed(ctx, k8s, user, authorizationv1.ResourceAttributes{Verb: "patch", Resource: "namespaces"}, 10*time.Second)).To(Succeed())
-	c := rest.CopyConfig(cfg)
-	c.Impersonate = rest.ImpersonationConfig{UserName: user}
-	patcher, err := client.New(c, client.Options{Scheme: scheme})
-	g.Expect(err).NotTo(HaveOccurred())
+	patcher := impersonating(t, user, nil, nil)
 	// It reads no Secret.
 	g.Expect(apierrors.IsForbidden(patcher.Get(ctx, client.ObjectKey{Namespace: "default", Name: "any"}, &corev1.Secret{}))).To(BeTrue())
 	return patcher
