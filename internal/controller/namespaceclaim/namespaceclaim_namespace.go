@@ -19,11 +19,13 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -226,4 +228,34 @@ func (r *NamespaceClaimReconciler) reconcileRequestOwner(ctx context.Context, s 
 		return nil
 	}
 	return r.Requests.OwnRequest(ctx, r.Client, s.claim, s.namespace)
+}
+
+// labelsAndAnnotationsMatch reports whether have carries every label and annotation of want.
+func labelsAndAnnotationsMatch(want, have metav1.Object) bool {
+	return isSubset(want.GetLabels(), have.GetLabels()) && isSubset(want.GetAnnotations(), have.GetAnnotations())
+}
+
+func isSubset(sub, super map[string]string) bool {
+	for k, v := range sub {
+		if got, ok := super[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeMeta adds want's labels and annotations to obj, keeping the ones others set.
+func mergeMeta(obj, want metav1.Object) {
+	l := maps.Clone(obj.GetLabels())
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, want.GetLabels())
+	obj.SetLabels(l)
+	a := maps.Clone(obj.GetAnnotations())
+	if a == nil {
+		a = map[string]string{}
+	}
+	maps.Copy(a, want.GetAnnotations())
+	obj.SetAnnotations(a)
 }

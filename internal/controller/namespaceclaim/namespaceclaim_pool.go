@@ -21,14 +21,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"strings"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -237,81 +233,6 @@ func (r *NamespaceClaimReconciler) observedNamespace(ctx context.Context, s *cla
 	}
 	ok, err = kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns))
 	return ns, ok, err
-}
-
-// applied is what applyChild answered for one child.
-type applied struct {
-	changed, deferred bool
-	err               error
-}
-
-// pooledMarksDelay is how long after a handout the children its pooled namespace came with go without
-// their claim's marks (marksDeferrable): past a burst of handouts, not among them.
-const pooledMarksDelay = 10 * time.Second
-
-// handedOutAt is when the claim's namespace was handed out of a pool: now in the reconcile that hands
-// it out, else the Pooled condition's transition to PoolHit; zero for a claim whose namespace was
-// made for it.
-func handedOutAt(s *claimScope) time.Time {
-	if s.handedOut != nil {
-		return s.now
-	}
-	c := meta.FindStatusCondition(s.claim.Status.Conditions, tenancyv1alpha1.PooledCondition)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != tenancyv1alpha1.PoolHitReason {
-		return time.Time{}
-	}
-	return c.LastTransitionTime.Time
-}
-
-// marksDeferrable reports whether the children of the claim's namespace that lack only the claim's
-// marks are left so for now (applyChild's deferMarks): within pooledMarksDelay of a handout. What a
-// child grants or limits is the same with and without the marks (the pool made it from the class as it
-// is now); they tell the claim's cache and the operator's maps whose it is, which its namespace, marked
-// at handout, tells as well. So a handout writes only what a tenant's use needs, the bindings, and the
-// marks follow in a later reconcile, no repair (claimMarksOnly).
-func marksDeferrable(s *claimScope) bool {
-	at := handedOutAt(s)
-	return !at.IsZero() && s.now.Before(at.Add(pooledMarksDelay))
-}
-
-// applyHandedOut applies the children of a namespace handed out of a pool in this reconcile, and
-// returns applyChild's answer for each of objs; nil for any other claim, whose children
-// reconcileChildren applies one after the other. The children the pooled namespace came with lack only
-// the claim's marks: they are left so (marksDeferrable). The bindings are new.
-//
-// The namespace watcher's ClusterRoleBinding goes alone, then everything else at once. It passes
-// kube-apiserver's RBAC escalation check, a consistent read of the ClusterRoleBindings that waits until
-// that watch cache has seen etcd's newest revision; a revision it has no event for it learns from a
-// progress notification, requested at most every 100 ms (docs/benchmarks.md). Alone, the first check
-// in a while, it waits for one round trip to etcd; after another checked write, or beside other
-// writes, it waits for the next notification. The watcher's ClusterRole, made with the pooled
-// namespace, is not written (it lacks only the claim's marks); a pooled namespace made without one (by
-// an older release) gets it first, before its binding.
-func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimScope, objs []client.Object, id *strings.Replacer, deferMarks bool) []applied {
-	if s.handedOut == nil || s.handedOut.Name != s.desired.Namespace.Name {
-		return nil
-	}
-	out := make([]applied, len(objs))
-	watcher, watcherBinding := client.Object(s.desired.NamespaceWatcher), client.Object(s.desired.NamespaceWatcherBinding)
-	for _, wave := range []func(client.Object) bool{
-		func(o client.Object) bool { return o == watcher },
-		func(o client.Object) bool { return o == watcherBinding },
-		func(o client.Object) bool { return o != watcher && o != watcherBinding },
-	} {
-		var wg sync.WaitGroup
-		for i, want := range objs {
-			if !wave(want) {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				out[i].changed, out[i].deferred, out[i].err = r.applyChild(ctx, want, id, false, deferMarks)
-			}()
-		}
-		wg.Wait()
-	}
-	return out
 }
 
 // inNamespace returns a copy of quota (nil: nil) in namespace ns. The copy shares quota's maps: it is
