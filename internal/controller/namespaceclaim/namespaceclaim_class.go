@@ -116,7 +116,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	name := claimpolicy.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(requester.UID))
 	if held {
 		name = claim.Status.Namespace
-		r.forgetGiven(claim)
+		r.mem.recorded(claim.UID)
 	} else if claimpolicy.MayUsePool(claim, class, s.request) {
 		given, err := r.givenNamespace(ctx, claim)
 		if err != nil {

@@ -19,8 +19,6 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,20 +74,8 @@ type NamespaceClaimReconciler struct {
 	// probe that reads nothing) and restored if it was deleted; 0 checks only when something changes
 	// and at renewal.
 	CredentialsCheckInterval time.Duration
-	// credentialsChecked remembers, per claim UID, when its Secret was last checked. A claim not in it
-	// (for example after a restart) counts as checked at a random moment of the last interval, so a
-	// restart issues no burst of probes and later ones are spread out.
-	credentialsChecked sync.Map
-	// provisioned remembers the UIDs of claims whose first Ready this process observed, so a reconcile
-	// of a stale cached copy (the status write has not reached the cache yet) does not observe it again.
-	provisioned sync.Map
-	// selfTestFailures counts, per claim UID, the self-tests that failed in a row (missing or excess
-	// permissions that were not waiting for new RoleBindings), for the retry backoff.
-	selfTestFailures sync.Map
-	// writtenStatus remembers, per claim, the status this process last wrote (only the operator writes
-	// a claim's status). A reconcile whose cached copy lags that write works from the written status
-	// instead: it would otherwise re-issue credentials, re-run the self-test and emit transitions again.
-	writtenStatus sync.Map
+	// mem is what the reconciler remembers between reconciles, in this process only (see memory).
+	mem memory
 
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test.
@@ -104,6 +90,9 @@ type NamespaceClaimReconciler struct {
 	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
 	// --require-fence=false, and envtest).
 	Fence FenceGate
+	// Pool hands out the namespaces of a class's warm pool (see Pool); nil hands out none: every claim
+	// of a class with a pool gets a namespace made for it.
+	Pool Pool
 	// PoolWithoutFence lets the warm pool make and hand out namespaces while no fence is required
 	// (Fence nil). Without the fence's label guard anyone who may create a namespace can make one look
 	// pooled, with a RoleBinding of their own inside, and have it handed to another claim: so the
@@ -140,12 +129,6 @@ type NamespaceClaimReconciler struct {
 	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get
 	// namespaces named exactly after them.
 	Requests RequestProtocol
-
-	// inFlight counts the reconciles running now (see Busy).
-	inFlight atomic.Int64
-	// given remembers, per claim UID, the namespace this process gave a claim of a class with a pool
-	// until the claim's status records it (see rememberNamespace).
-	given sync.Map
 }
 
 // selfTester proves the permissions of the identity a claim hands out: an issued token, or the
@@ -190,19 +173,18 @@ type RequestProtocol interface {
 
 // Reconcile brings one claim's namespace, objects, credentials and status to what its class says.
 func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
-	r.inFlight.Add(1)
-	defer r.inFlight.Add(-1)
+	defer r.mem.enter()()
 	claim := &tenancyv1alpha1.NamespaceClaim{}
 	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.writtenStatus.Delete(req.NamespacedName)
+			r.mem.gone(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	// The resourceVersion a reconcile acted on, for debugging (and for tests that must know a change
 	// was seen before asserting that nothing was written).
 	defer logf.FromContext(ctx).V(1).Info("Reconciled", "observedResourceVersion", claim.ResourceVersion)
-	r.overlayWrittenStatus(req, claim)
+	r.mem.overlay(req.NamespacedName, claim)
 	before := claim.DeepCopy()
 	s := &claimScope{claim: claim, now: r.Clock.Now()}
 	defer s.leaveLimit()
@@ -226,7 +208,7 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		r.emitEvents(s, before)
 		written, err := r.patchStatus(ctx, before, claim)
 		if written {
-			r.writtenStatus.Store(req.NamespacedName, writtenStatus{uid: claim.UID, resourceVersion: claim.ResourceVersion, status: claim.Status.DeepCopy()})
+			r.mem.wrote(req.NamespacedName, claim)
 		} else if err != nil && reterr == nil {
 			reterr = err
 		}
@@ -242,34 +224,6 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		}
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
-}
-
-// writtenStatus is the status this process last wrote for a claim, the claim's UID and the
-// resourceVersion that write returned.
-type writtenStatus struct {
-	uid             types.UID
-	resourceVersion string
-	status          *tenancyv1alpha1.NamespaceClaimStatus
-}
-
-// overlayWrittenStatus replaces the status of a cached claim with the one this process last wrote for
-// it, when the cache has not caught up with that write yet (same claim UID, different status). An
-// entry lives only until the cache holds the write (the cached claim's resourceVersion is the one the
-// write returned): a reconcile that writes nothing stores none, so a settled claim costs no copy of its
-// status (10,000 of them were ~8 MB of live heap; docs/benchmarks.md, issue 30).
-func (r *NamespaceClaimReconciler) overlayWrittenStatus(req ctrl.Request, claim *tenancyv1alpha1.NamespaceClaim) {
-	v, ok := r.writtenStatus.Load(req.NamespacedName)
-	if !ok {
-		return
-	}
-	w := v.(writtenStatus)
-	if w.uid != claim.UID || (w.resourceVersion != "" && w.resourceVersion == claim.ResourceVersion) {
-		r.writtenStatus.CompareAndDelete(req.NamespacedName, v)
-		return
-	}
-	if !equality.Semantic.DeepEqual(&claim.Status, w.status) {
-		claim.Status = *w.status.DeepCopy()
-	}
 }
 
 // patchStatus writes the status once, and only if it changed; written reports that the API server

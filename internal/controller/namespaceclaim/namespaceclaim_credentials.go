@@ -396,11 +396,11 @@ func (r *NamespaceClaimReconciler) credentialsCheckDue(s *claimScope) bool {
 		return false
 	}
 	every := r.CredentialsCheckInterval
-	v, seen := r.credentialsChecked.Load(s.claim.UID)
+	v, seen := r.mem.credentialsChecked.Load(s.claim.UID)
 	last, _ := v.(time.Time)
 	if !seen {
 		last = s.now.Add(-rand.N(every))
-		r.credentialsChecked.Store(s.claim.UID, last)
+		r.mem.credentialsChecked.Store(s.claim.UID, last)
 	}
 	s.credentialsCheckAt = last.Add(every)
 	return !s.now.Before(s.credentialsCheckAt)
@@ -411,6 +411,6 @@ func (r *NamespaceClaimReconciler) credentialsCheckedNow(s *claimScope) {
 	if r.CredentialsCheckInterval <= 0 {
 		return
 	}
-	r.credentialsChecked.Store(s.claim.UID, s.now)
+	r.mem.credentialsChecked.Store(s.claim.UID, s.now)
 	s.credentialsCheckAt = s.now.Add(r.CredentialsCheckInterval)
 }

@@ -53,7 +53,7 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 		// The first Ready this process sees. NamespaceReady may have been True for a while before
 		// (the self-test waits for new RoleBindings to reach the authorizer), so only the claim's UID
 		// tells a first Ready from a later one or from a stale cached copy of the same one.
-		if _, seen := r.provisioned.LoadOrStore(s.claim.UID, struct{}{}); !seen {
+		if r.mem.firstReady(s.claim.UID) {
 			monitoring.ObserveProvisioned(className(s.claim), s.now.Sub(s.claim.CreationTimestamp.Time))
 		}
 	}

@@ -18,14 +18,11 @@ package namespaceclaim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -34,8 +31,15 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
-	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
+
+// Pool is what the claim reconciler asks of the warm pool (namespacepool.Handout implements it).
+type Pool interface {
+	// HandOut takes one ready namespace of class's pool for the claim owner, marked for it and
+	// recorded as its (as the patch that took it returned it), or returns nil when none is ready at
+	// now.
+	HandOut(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, owner claimpolicy.Owner, now time.Time) (*corev1.Namespace, error)
+}
 
 // FenceCoversPool reports whether pooled namespaces may be made and handed out: this release's fence
 // is intact, whose label guard lets nobody but the operator put a pool's labels on a namespace (an
@@ -50,29 +54,17 @@ func (r *NamespaceClaimReconciler) FenceCoversPool() bool {
 
 // Busy reports whether the claim reconciler has claims in hand; the pool's refill waits while it
 // does, so it never takes the API server's time from claims.
-func (r *NamespaceClaimReconciler) Busy() bool { return r.inFlight.Load() > 0 }
-
-// rememberNamespace records that this process gave the claim namespace name (made for it, or handed
-// out of a pool), until its status records it: a reconcile whose cache lags that write must not give
-// the claim a second namespace.
-func (r *NamespaceClaimReconciler) rememberNamespace(s *claimScope, name string) {
-	r.given.Store(s.claim.UID, name)
-}
-
-// forgetGiven drops what rememberNamespace kept for a claim whose status now records its namespace.
-func (r *NamespaceClaimReconciler) forgetGiven(claim *tenancyv1alpha1.NamespaceClaim) {
-	r.given.Delete(claim.UID)
-}
+func (r *NamespaceClaimReconciler) Busy() bool { return r.mem.busy() }
 
 // givenNamespace returns the namespace a claim that holds none in its status was given before, or "":
-// one this process remembers (rememberNamespace), else one that carries the claim's UID label and
+// one this process remembers (memory.given), else one that carries the claim's UID label and
 // nsclaim's ownership record for the claim (a handout or a create whose status write was lost to a
 // crash or to the quiet wait). One with the label and no record was marked by someone else: it is
 // reported and never taken. It is asked only
 // for a claim of a class with a pool, the one case where the claim's namespace name is not derived.
 func (r *NamespaceClaimReconciler) givenNamespace(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim) (string, error) {
-	if v, ok := r.given.Load(claim.UID); ok {
-		return v.(string), nil
+	if name, ok := r.mem.givenTo(claim.UID); ok {
+		return name, nil
 	}
 	list := &corev1.NamespaceList{}
 	if err := r.List(ctx, list, client.MatchingLabels{tenancyv1alpha1.ClaimUIDLabel: string(claim.UID)}); err != nil {
@@ -100,7 +92,8 @@ func (r *NamespaceClaimReconciler) givenNamespace(ctx context.Context, claim *te
 // namespace a ready pooled namespace, and records the Pooled condition: PoolHit, or PoolEmpty when
 // none was ready and the claim goes on the cold path (reconcileNamespace makes its namespace). A claim
 // that holds its namespace already only gets the condition, if it has none, from its namespace's
-// PooledAnnotation. The handout is one label patch under an optimistic lock (see handOut).
+// PooledAnnotation. The handout is the Pool's (namespacepool.Handout): one label patch under an
+// optimistic lock. Without a Pool every claim takes the cold path.
 func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimScope) error {
 	if !claimpolicy.MayUsePool(s.claim, s.class, s.request) {
 		return nil
@@ -119,9 +112,9 @@ func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimSc
 		return nil
 	}
 	var ns *corev1.Namespace
-	if r.FenceCoversPool() {
+	if r.Pool != nil && r.FenceCoversPool() {
 		var err error
-		if ns, err = r.handOut(ctx, s); err != nil {
+		if ns, err = r.Pool.HandOut(ctx, s.class, s.owner, s.now); err != nil {
 			return err
 		}
 	}
@@ -134,78 +127,10 @@ func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimSc
 	monitoring.PoolHit(s.class.Name)
 	// The namespace counts against the claim limit now (it carries the claim's marks).
 	s.leaveLimit()
-	r.rememberNamespace(s, ns.Name)
+	r.mem.give(s.claim.UID, ns.Name)
 	s.desired = claimpolicy.Build(ns.Name, s.owner, s.class, claimpolicy.AllowedLabels(s.claim, s.class))
 	logf.FromContext(ctx).Info("Handed out pooled namespace", "claimNamespace", klog.KObj(ns))
 	return nil
-}
-
-// handOut takes one ready namespace of the class's pool for the claim, or returns nil when there is
-// none: a pooled namespace (claimpolicy.IsPooled) of the class as it is now (claimpolicy.PoolCurrent),
-// not terminating, whose grants may be made at once (informers.NamespaceReuse) and that is usable
-// (the quota's status computed, the `default` ServiceAccount made). It is taken by a merge patch of
-// its labels conditional on the resourceVersion it was read at (claimpolicy.HandoutPatch): if another
-// claim took it, or the pool drained it, the API server answers Conflict and the next one is tried.
-// Candidates are tried from a random start, so workers handing out at once rarely collide.
-func (r *NamespaceClaimReconciler) handOut(ctx context.Context, s *claimScope) (*corev1.Namespace, error) {
-	list := &corev1.NamespaceList{}
-	if err := r.List(ctx, list, client.MatchingLabels{tenancyv1alpha1.PoolLabel: claimpolicy.Label(s.class.Name)}); err != nil {
-		return nil, fmt.Errorf("listing the pool of class %s: %w", s.class.Name, err)
-	}
-	n := len(list.Items)
-	if n == 0 {
-		return nil, nil
-	}
-	// The quota a pooled namespace of the class holds: the same in each but for its namespace.
-	quota := claimpolicy.BuildPooled("", s.class).ResourceQuota
-	start := rand.IntN(n)
-	for i := range n {
-		ns := &list.Items[(start+i)%n]
-		if !claimpolicy.IsPooled(ns) || !claimpolicy.PoolCurrent(ns, s.class) || !ns.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if r.NameReuse != nil && r.NameReuse.GrantsAt(ns).After(s.now) {
-			continue
-		}
-		pending, _, err := r.usable().Pending(ctx, ns.Name, inNamespace(quota, ns.Name))
-		if err != nil {
-			return nil, err
-		}
-		if pending != "" {
-			continue
-		}
-		// The pool's labels are an index: only the pool's record proves that nsclaim made this
-		// namespace for this class's pool.
-		owned, err := r.Ownership.Owns(ctx, ns, ownership.Pool(string(s.class.UID)))
-		if err != nil {
-			return nil, err
-		}
-		if !owned {
-			r.Ownership.Refused(ctx, ns, nil, monitoring.ActionHandout)
-			continue
-		}
-		if ok, err := r.verifyPooled(ctx, s, ns); err != nil || !ok {
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		record := r.Ownership.Key.ForUID(ns.Name, string(ns.UID), subject(s.owner))
-		body, err := json.Marshal(claimpolicy.HandoutPatch(s.owner, record, ns.ResourceVersion))
-		if err != nil {
-			return nil, err
-		}
-		taken := ns.DeepCopy()
-		err = r.Patch(ctx, taken, client.RawPatch(types.MergePatchType, body), client.FieldOwner(kube.FieldOwner))
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("handing out pooled namespace %s: %w", ns.Name, err)
-		}
-		return taken, nil
-	}
-	return nil, nil
 }
 
 // setPooledCondition sets the Pooled condition recorded by reconcilePool, if any.
@@ -233,15 +158,4 @@ func (r *NamespaceClaimReconciler) observedNamespace(ctx context.Context, s *cla
 	}
 	ok, err = kube.Found(r.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns))
 	return ns, ok, err
-}
-
-// inNamespace returns a copy of quota (nil: nil) in namespace ns. The copy shares quota's maps: it is
-// only read.
-func inNamespace(quota *corev1.ResourceQuota, ns string) *corev1.ResourceQuota {
-	if quota == nil {
-		return nil
-	}
-	q := *quota
-	q.Namespace = ns
-	return &q
 }

@@ -92,7 +92,7 @@ func (r *NamespaceClaimReconciler) recordSelfTest(s *claimScope, res selftest.Re
 		monitoring.SelfTestFailed(s.class.Name)
 		s.selfTestBackoff = r.selfTestRetryAfter(s)
 	} else if res.OK() {
-		r.selfTestFailures.Delete(s.claim.UID)
+		r.mem.selfTestFailures.Delete(s.claim.UID)
 	}
 }
 
@@ -107,7 +107,7 @@ type selfTestBackoffState struct {
 // backoff grows with retries, not with events.
 func (r *NamespaceClaimReconciler) selfTestRetryAfter(s *claimScope) time.Duration {
 	st := selfTestBackoffState{}
-	if v, ok := r.selfTestFailures.Load(s.claim.UID); ok {
+	if v, ok := r.mem.selfTestFailures.Load(s.claim.UID); ok {
 		st = v.(selfTestBackoffState)
 		if s.now.Before(st.next) {
 			return st.next.Sub(s.now)
@@ -115,6 +115,6 @@ func (r *NamespaceClaimReconciler) selfTestRetryAfter(s *claimScope) time.Durati
 	}
 	st.failures++
 	st.next = s.now.Add(selfTestDelay(st.failures))
-	r.selfTestFailures.Store(s.claim.UID, st)
+	r.mem.selfTestFailures.Store(s.claim.UID, st)
 	return st.next.Sub(s.now)
 }
