@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -224,21 +223,6 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		}
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter()}, nil
-}
-
-// patchStatus writes the status once, and only if it changed; written reports that the API server
-// took the write (claim then carries the resourceVersion it returned).
-func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, claim *tenancyv1alpha1.NamespaceClaim) (written bool, err error) {
-	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
-		return false, nil
-	}
-	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("patching status: %w", err)
-	}
-	return true, nil
 }
 
 // claimPhase is one sub-reconciler of reconcileNormal: it records what it found in the scope and

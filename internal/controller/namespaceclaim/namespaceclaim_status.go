@@ -17,17 +17,22 @@ limitations under the License.
 package namespaceclaim
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
-// setStatus is the claim's one status writer: it writes the status fields the phases found
+// setStatus is the claim's one status writer (patchStatus sends what it wrote): it writes the status fields the phases found
 // (statusFacts) and derives the conditions, phase and observedGeneration from what the reconcile
 // recorded in s. err is the reconcile's error: an internal failure leaves a Ready claim Ready (the
 // reconcile is retried) and otherwise shows a generic reason, with the details in the log only; the
@@ -177,4 +182,22 @@ func setReady(claim *tenancyv1alpha1.NamespaceClaim, set conditionSetter) {
 		return
 	}
 	set(tenancyv1alpha1.ReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s is ready; credentials are in Secret %s", claim.Status.Namespace, claim.Status.CredentialsSecretName))
+}
+
+// patchStatus writes the status setStatus derived, once, and only if it changed; written reports that
+// the API server took the write (claim then carries the resourceVersion it returned). It is the one
+// write of a claim's status: Reconcile's at the end of every reconcile, and the deletion branch's
+// (reconcileDelete) while it waits for its namespaces. The sleep phase's record of a sleep is the one
+// exception (see statusFacts); TestStatusIsWrittenOnlyByTheListedWriters keeps that list closed.
+func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, claim *tenancyv1alpha1.NamespaceClaim) (written bool, err error) {
+	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
+		return false, nil
+	}
+	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("patching status: %w", err)
+	}
+	return true, nil
 }
