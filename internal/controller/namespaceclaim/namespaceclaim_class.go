@@ -140,36 +140,3 @@ func classRefusal(class *tenancyv1alpha1.NamespaceClass) *claimpolicy.Refusal {
 	}
 	return &claimpolicy.Refusal{Reason: c.Reason, Message: c.Message}
 }
-
-// reconcileExpiry deletes the namespace once the claim's hard TTL or its idle TTL (see
-// reconcileActivity) has passed, whichever ends first, and marks the claim expired for good. It runs
-// even when the claim is refused, so a namespace whose class disappeared still expires.
-func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claimScope) error {
-	hard := !s.expiresAt.IsZero() && !s.now.Before(s.expiresAt)
-	idle := !s.idleExpiresAt.IsZero() && !s.now.Before(s.idleExpiresAt)
-	already := claimpolicy.IsExpired(s.claim)
-	if !already && !hard && !idle {
-		return nil
-	}
-	s.expired = true
-	s.refusal = nil
-	if already {
-		c := meta.FindStatusCondition(s.claim.Status.Conditions, tenancyv1alpha1.ExpiredCondition)
-		s.idleExpired = c != nil && c.Reason == tenancyv1alpha1.IdleExpiredReason
-	} else {
-		// The earlier of the two clocks ends the claim.
-		s.idleExpired = idle && (!hard || s.idleExpiresAt.Before(s.expiresAt))
-		s.found.podsActive.set(false)
-		if !s.idleExpired {
-			s.found.idleExpiresAt.set(nil)
-		}
-	}
-	name := s.claim.Status.Namespace
-	if name == "" {
-		return nil
-	}
-	if err := r.deleteOwnedNamespace(ctx, s, name); err != nil {
-		return err
-	}
-	return r.deleteCredentials(ctx, s)
-}

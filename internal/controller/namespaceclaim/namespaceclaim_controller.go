@@ -265,62 +265,6 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	return nil
 }
 
-// reconcileFence holds the claim back while the admission fence is not in place: a claim that was
-// Ready waits, status unchanged, for the fence's first check (fencePending); any other is refused.
-func (r *NamespaceClaimReconciler) reconcileFence(_ context.Context, s *claimScope) error {
-	if ref := r.fenceRefusal(); ref != nil {
-		if waitForFence(ref, s.claim) {
-			s.fencePending = true
-			return nil
-		}
-		s.refusal = ref
-	}
-	return nil
-}
-
-// reconcileModeSwitch deletes the token of a claim whose class switched to credentials mode
-// Requester: such a claim keeps no token, refused or not.
-func (r *NamespaceClaimReconciler) reconcileModeSwitch(ctx context.Context, s *claimScope) error {
-	if claimpolicy.IsRequesterMode(s.class) {
-		return r.deleteCredentials(ctx, s)
-	}
-	return nil
-}
-
-// reconcileAccess gives the claim's identity its access once the namespace is usable. In mode
-// Requester the creator is bound: no token, no Secret. In mode Token the identity is proven before any
-// credential is written: the token due (if any) is minted first, the self-test runs with it, and it is
-// written only if the self-test passes. A claim whose self-test fails never exposes a token, and a
-// token already handed out is not renewed while it fails.
-func (r *NamespaceClaimReconciler) reconcileAccess(ctx context.Context, s *claimScope) error {
-	if claimpolicy.IsRequesterMode(s.class) {
-		return r.reconcileRequesterAccess(ctx, s)
-	}
-	plan, err := r.planCredentials(ctx, s)
-	if err != nil || plan == nil {
-		return err
-	}
-	if err := r.reconcileSelfTest(ctx, s, plan); err != nil {
-		return err
-	}
-	if s.selfTest != nil && !s.selfTest.OK() {
-		return nil
-	}
-	return r.writeCredentials(ctx, s, plan)
-}
-
-// blocksRepair reports whether a refusal means the namespace's objects cannot be repaired either: the
-// class is gone or cannot be provisioned, or the admission fence is not in place.
-func blocksRepair(reason string) bool {
-	switch reason {
-	case tenancyv1alpha1.ClassNotFoundReason, tenancyv1alpha1.AmbiguousDefaultClassReason,
-		tenancyv1alpha1.ClusterRoleNotBindableReason, tenancyv1alpha1.PodSecurityNotAllowedReason,
-		tenancyv1alpha1.FenceNotIntactReason, tenancyv1alpha1.PendingReason:
-		return true
-	}
-	return false
-}
-
 // SetupWithManager watches claims, classes, the namespaces nsclaim made and the objects inside them.
 func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexClaims(context.Background(), mgr.GetFieldIndexer()); err != nil {

@@ -219,17 +219,6 @@ func (r *NamespaceClaimReconciler) release(ctx context.Context, s *claimScope) e
 	return nil
 }
 
-// reconcileRequestOwner makes the namespace of a request claim own its request ConfigMap, through the
-// ConfigMap protocol's hook (RequestProtocol.OwnRequest). It runs before the credentials are written,
-// so a pipeline never holds a token whose namespace could be deleted while its request stays behind.
-// A claim that is no request, or has no namespace yet, changes nothing.
-func (r *NamespaceClaimReconciler) reconcileRequestOwner(ctx context.Context, s *claimScope) error {
-	if !s.request || s.namespace == nil {
-		return nil
-	}
-	return r.Requests.OwnRequest(ctx, r.Client, s.claim, s.namespace)
-}
-
 // labelsAndAnnotationsMatch reports whether have carries every label and annotation of want.
 func labelsAndAnnotationsMatch(want, have metav1.Object) bool {
 	return isSubset(want.GetLabels(), have.GetLabels()) && isSubset(want.GetAnnotations(), have.GetAnnotations())

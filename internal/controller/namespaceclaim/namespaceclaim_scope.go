@@ -174,6 +174,18 @@ func (s *claimScope) stopped(repair bool) bool {
 	return !repair || s.refusal != s.repairRefusal || !s.held() || blocksRepair(s.refusal.Reason)
 }
 
+// blocksRepair reports whether a refusal means the namespace's objects cannot be repaired either: the
+// class is gone or cannot be provisioned, or the admission fence is not in place.
+func blocksRepair(reason string) bool {
+	switch reason {
+	case tenancyv1alpha1.ClassNotFoundReason, tenancyv1alpha1.AmbiguousDefaultClassReason,
+		tenancyv1alpha1.ClusterRoleNotBindableReason, tenancyv1alpha1.PodSecurityNotAllowedReason,
+		tenancyv1alpha1.FenceNotIntactReason, tenancyv1alpha1.PendingReason:
+		return true
+	}
+	return false
+}
+
 // held reports whether the claim holds a namespace (recorded in its status, or found in this reconcile).
 func (s *claimScope) held() bool { return s.heldNamespace() != "" }
 

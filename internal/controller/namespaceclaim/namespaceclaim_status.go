@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
@@ -61,6 +62,30 @@ func setStatus(s *claimScope, err error) {
 	}
 	setProgress(s, set)
 	setReady(claim, set)
+}
+
+// phaseOf derives the claim's lifecycle phase from its conditions, deletion and activity.
+func phaseOf(claim *tenancyv1alpha1.NamespaceClaim) tenancyv1alpha1.ClaimPhase {
+	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+	switch {
+	case !claim.DeletionTimestamp.IsZero():
+		return tenancyv1alpha1.ClaimPhaseTerminating
+	case claimpolicy.IsExpired(claim):
+		return tenancyv1alpha1.ClaimPhaseExpired
+	case ready == nil:
+		return tenancyv1alpha1.ClaimPhasePending
+	case ready.Status == metav1.ConditionTrue && claim.Status.Sleep != nil:
+		return tenancyv1alpha1.ClaimPhaseSleeping
+	case ready.Status == metav1.ConditionTrue && claim.Status.PodsActive:
+		return tenancyv1alpha1.ClaimPhaseActive
+	case ready.Status == metav1.ConditionTrue:
+		return tenancyv1alpha1.ClaimPhaseIdle
+	case ready.Reason == tenancyv1alpha1.NamespaceTerminatingReason || ready.Reason == tenancyv1alpha1.ReleasedReason:
+		return tenancyv1alpha1.ClaimPhaseTerminating
+	case tenancyv1alpha1.IsRefusalReason(ready.Reason):
+		return tenancyv1alpha1.ClaimPhaseRefused
+	}
+	return tenancyv1alpha1.ClaimPhasePending
 }
 
 // internalErrorMessage tells a pipeline what it can do about a failed API call: wait (the operator retries
