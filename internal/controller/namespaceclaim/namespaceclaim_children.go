@@ -147,13 +147,6 @@ func (r *NamespaceClaimReconciler) deleteStaleWatcherBinding(ctx context.Context
 	return nil
 }
 
-// grantsWaitMessage says why a namespace's tenant gets no access yet.
-func grantsWaitMessage(namespace string, at time.Time) string {
-	return fmt.Sprintf("Waiting until %s to grant access to namespace %s: a namespace of that name may have been in use moments ago "+
-		"(or the operator started moments ago and cannot know), and until then the API server may still accept a previous holder's token",
-		at.UTC().Format(time.RFC3339), namespace)
-}
-
 // boundRoleField returns the class field naming the ClusterRole that want, one of the class's
 // RoleBindings, binds.
 func boundRoleField(want client.Object, bindings []*rbacv1.RoleBinding, fields []claimpolicy.ClusterRoleField) (claimpolicy.ClusterRoleField, bool) {
@@ -232,24 +225,6 @@ func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimSc
 		s.repaired++
 	}
 	return nil
-}
-
-// pooledMarksDelay is how long after a handout the children its pooled namespace came with go without
-// their claim's marks (marksDeferrable): past a burst of handouts, not among them.
-const pooledMarksDelay = 10 * time.Second
-
-// handedOutAt is when the claim's namespace was handed out of a pool: now in the reconcile that hands
-// it out, else the Pooled condition's transition to PoolHit; zero for a claim whose namespace was
-// made for it.
-func handedOutAt(s *claimScope) time.Time {
-	if s.handedOut != nil {
-		return s.now
-	}
-	c := meta.FindStatusCondition(s.claim.Status.Conditions, tenancyv1alpha1.PooledCondition)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != tenancyv1alpha1.PoolHitReason {
-		return time.Time{}
-	}
-	return c.LastTransitionTime.Time
 }
 
 // marksDeferrable reports whether the children of the claim's namespace that lack only the claim's

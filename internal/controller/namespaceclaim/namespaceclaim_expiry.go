@@ -18,8 +18,6 @@ package namespaceclaim
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
@@ -58,24 +56,4 @@ func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claim
 		return err
 	}
 	return r.deleteCredentials(ctx, s)
-}
-
-// expiredMessage is the Expired condition's reason and message: the hard TTL's, or the idle TTL's.
-func expiredMessage(s *claimScope) (reason, msg string) {
-	again := fmt.Sprintf(". Delete this claim (kubectl delete namespaceclaim %s) before creating a claim of the same name again", s.claim.Name)
-	if !s.idleExpired {
-		return tenancyv1alpha1.ExpiredReason, fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339)) +
-			again + "; for more time, create a claim with another name"
-	}
-	st := s.claim.Status
-	var since, at string
-	if st.LastActivity != nil {
-		since = st.LastActivity.UTC().Format(time.RFC3339)
-	}
-	if st.IdleExpiresAt != nil {
-		at = st.IdleExpiresAt.UTC().Format(time.RFC3339)
-	}
-	return tenancyv1alpha1.IdleExpiredReason, fmt.Sprintf(
-		"The namespace was idle (no Pod Pending or Running, no heartbeat) from %s until its idle TTL ended at %s; it is deleted", since, at) +
-		again + "; to keep the next one longer while idle, send heartbeats (kubectl nsclaim heartbeat) or claim with --keep"
 }

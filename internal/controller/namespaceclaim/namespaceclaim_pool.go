@@ -19,7 +19,6 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,14 +31,6 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
-
-// Pool is what the claim reconciler asks of the warm pool (namespacepool.Handout implements it).
-type Pool interface {
-	// HandOut takes one ready namespace of class's pool for the claim owner, marked for it and
-	// recorded as its (as the patch that took it returned it), or returns nil when none is ready at
-	// now.
-	HandOut(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, owner claimpolicy.Owner, now time.Time) (*corev1.Namespace, error)
-}
 
 // FenceCoversPool reports whether pooled namespaces may be made and handed out: this release's fence
 // is intact, whose label guard lets nobody but the operator put a pool's labels on a namespace (an
@@ -131,16 +122,6 @@ func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimSc
 	s.desired = claimpolicy.Build(ns.Name, s.owner, s.class, claimpolicy.AllowedLabels(s.claim, s.class))
 	logf.FromContext(ctx).Info("Handed out pooled namespace", "claimNamespace", klog.KObj(ns))
 	return nil
-}
-
-// setPooledCondition sets the Pooled condition recorded by reconcilePool, if any.
-func setPooledCondition(s *claimScope, set conditionSetter) {
-	switch s.pooled {
-	case tenancyv1alpha1.PoolHitReason:
-		set(tenancyv1alpha1.PooledCondition, true, s.pooled, fmt.Sprintf("Namespace %s was handed out of the warm pool of NamespaceClass %s", s.desired.Namespace.Name, s.class.Name))
-	case tenancyv1alpha1.PoolEmptyReason:
-		set(tenancyv1alpha1.PooledCondition, false, s.pooled, fmt.Sprintf("The warm pool of NamespaceClass %s had no ready namespace; namespace %s was made for this claim", s.class.Name, s.desired.Namespace.Name))
-	}
 }
 
 // observedNamespace returns the namespace name as reconcileNamespace is to judge it: the one handed out

@@ -137,6 +137,26 @@ func setStopped(s *claimScope, set conditionSetter) bool {
 	return false
 }
 
+// expiredMessage is the Expired condition's reason and message: the hard TTL's, or the idle TTL's.
+func expiredMessage(s *claimScope) (reason, msg string) {
+	again := fmt.Sprintf(". Delete this claim (kubectl delete namespaceclaim %s) before creating a claim of the same name again", s.claim.Name)
+	if !s.idleExpired {
+		return tenancyv1alpha1.ExpiredReason, fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339)) +
+			again + "; for more time, create a claim with another name"
+	}
+	st := s.claim.Status
+	var since, at string
+	if st.LastActivity != nil {
+		since = st.LastActivity.UTC().Format(time.RFC3339)
+	}
+	if st.IdleExpiresAt != nil {
+		at = st.IdleExpiresAt.UTC().Format(time.RFC3339)
+	}
+	return tenancyv1alpha1.IdleExpiredReason, fmt.Sprintf(
+		"The namespace was idle (no Pod Pending or Running, no heartbeat) from %s until its idle TTL ended at %s; it is deleted", since, at) +
+		again + "; to keep the next one longer while idle, send heartbeats (kubectl nsclaim heartbeat) or claim with --keep"
+}
+
 // quietUntil returns until when a claim whose namespace is not usable yet keeps its status unwritten:
 // a claim that never reported Ready either way (status, its status as read) waits quiet from its
 // namespace's creation (created) before it reports the wait as Pending (pendingQuiet for
@@ -185,6 +205,16 @@ func setProgress(s *claimScope, set conditionSetter) {
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, false, tenancyv1alpha1.MissingPermissionsReason, "The issued identity lacks permissions its class grants: "+selftest.Summary(res.Missing, selftest.MaxListedFailures)+"; found with "+res.Method())
 	default:
 		set(tenancyv1alpha1.PermissionsVerifiedCondition, true, tenancyv1alpha1.VerifiedReason, res.Method()+" confirm the identity can do what its class grants in its namespace and nothing more"+res.Note)
+	}
+}
+
+// setPooledCondition sets the Pooled condition recorded by reconcilePool, if any.
+func setPooledCondition(s *claimScope, set conditionSetter) {
+	switch s.pooled {
+	case tenancyv1alpha1.PoolHitReason:
+		set(tenancyv1alpha1.PooledCondition, true, s.pooled, fmt.Sprintf("Namespace %s was handed out of the warm pool of NamespaceClass %s", s.desired.Namespace.Name, s.class.Name))
+	case tenancyv1alpha1.PoolEmptyReason:
+		set(tenancyv1alpha1.PooledCondition, false, s.pooled, fmt.Sprintf("The warm pool of NamespaceClass %s had no ready namespace; namespace %s was made for this claim", s.class.Name, s.desired.Namespace.Name))
 	}
 }
 
