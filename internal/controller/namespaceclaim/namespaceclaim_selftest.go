@@ -20,6 +20,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/nsclaim/nsclaim-operator/internal/credentials/tokensecret"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
@@ -41,7 +42,7 @@ func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *cla
 	}
 	token := plan.token
 	if token == nil {
-		tok, err := r.issueToken(ctx, plan.sa, selfTestTokenTTL)
+		tok, err := tokensecret.Issue(ctx, r.Client, plan.sa, selfTestTokenTTL, tokenTimeout)
 		if err != nil {
 			return err
 		}
