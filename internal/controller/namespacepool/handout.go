@@ -37,6 +37,10 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
 
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts;pods,verbs=list
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=list
+
 // Handout hands the namespaces a PoolReconciler made to claims: the claim reconciler's one way into
 // the pool (its Pool).
 type Handout struct {
