@@ -32,6 +32,8 @@ import (
 // (docs/pool.md), which shares its side caches, name-reuse tracker and fence, and registers the pool's
 // metrics collector.
 func setupClaimsAndPool(mgr ctrl.Manager, claims *namespaceclaim.NamespaceClaimReconciler, refillRate float64) error {
+	claims.Pool = &namespacepool.Handout{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim"),
+		DefaultServiceAccounts: claims.DefaultServiceAccounts, NameReuse: claims.NameReuse, Bindings: claims.Bindings, Ownership: claims.Ownership}
 	if err := claims.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClaim controller: %w", err)
 	}

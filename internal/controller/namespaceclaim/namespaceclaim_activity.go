@@ -22,11 +22,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
@@ -92,48 +90,4 @@ func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns strin
 		return 0, 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
 	}
 	return len(list.Items), informers.CountWork(list.Items), nil
-}
-
-// expiredMessage is the Expired condition's reason and message: the hard TTL's, or the idle TTL's.
-func expiredMessage(s *claimScope) (reason, msg string) {
-	again := fmt.Sprintf(". Delete this claim (kubectl delete namespaceclaim %s) before creating a claim of the same name again", s.claim.Name)
-	if !s.idleExpired {
-		return tenancyv1alpha1.ExpiredReason, fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339)) +
-			again + "; for more time, create a claim with another name"
-	}
-	st := s.claim.Status
-	var since, at string
-	if st.LastActivity != nil {
-		since = st.LastActivity.UTC().Format(time.RFC3339)
-	}
-	if st.IdleExpiresAt != nil {
-		at = st.IdleExpiresAt.UTC().Format(time.RFC3339)
-	}
-	return tenancyv1alpha1.IdleExpiredReason, fmt.Sprintf(
-		"The namespace was idle (no Pod Pending or Running, no heartbeat) from %s until its idle TTL ended at %s; it is deleted", since, at) +
-		again + "; to keep the next one longer while idle, send heartbeats (kubectl nsclaim heartbeat) or claim with --keep"
-}
-
-// phaseOf derives the claim's lifecycle phase from its conditions, deletion and activity.
-func phaseOf(claim *tenancyv1alpha1.NamespaceClaim) tenancyv1alpha1.ClaimPhase {
-	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
-	switch {
-	case !claim.DeletionTimestamp.IsZero():
-		return tenancyv1alpha1.ClaimPhaseTerminating
-	case claimpolicy.IsExpired(claim):
-		return tenancyv1alpha1.ClaimPhaseExpired
-	case ready == nil:
-		return tenancyv1alpha1.ClaimPhasePending
-	case ready.Status == metav1.ConditionTrue && claim.Status.Sleep != nil:
-		return tenancyv1alpha1.ClaimPhaseSleeping
-	case ready.Status == metav1.ConditionTrue && claim.Status.PodsActive:
-		return tenancyv1alpha1.ClaimPhaseActive
-	case ready.Status == metav1.ConditionTrue:
-		return tenancyv1alpha1.ClaimPhaseIdle
-	case ready.Reason == tenancyv1alpha1.NamespaceTerminatingReason || ready.Reason == tenancyv1alpha1.ReleasedReason:
-		return tenancyv1alpha1.ClaimPhaseTerminating
-	case tenancyv1alpha1.IsRefusalReason(ready.Reason):
-		return tenancyv1alpha1.ClaimPhaseRefused
-	}
-	return tenancyv1alpha1.ClaimPhasePending
 }

@@ -19,6 +19,7 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/childapply"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 )
@@ -78,19 +80,19 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	if s.namespace != nil {
 		nsUID = string(s.namespace.UID)
 	}
-	id := identity(d.Namespace.Name, nsUID, s.owner.UID, s.owner.Namespace)
+	opts := childapply.Options{Identity: childapply.Identity(d.Namespace.Name, nsUID, s.owner.UID, s.owner.Namespace), DeferMarks: marksDeferrable(s)}
 	roleFields := claimpolicy.ClusterRoleFields(s.class)
-	deferMarks := marksDeferrable(s)
-	handout := r.applyHandedOut(ctx, s, objs, id, deferMarks)
+	handout := r.applyHandedOut(ctx, s, objs, opts)
 	for i, want := range objs {
 		// Once something was repaired, whether a child the cache misses really changes no longer
 		// matters: it is applied without asking the API server first.
 		var changed, deferred bool
 		var err error
 		if handout != nil {
-			changed, deferred, err = handout[i].changed, handout[i].deferred, handout[i].err
+			changed, deferred, err = handout[i].Repaired, handout[i].Deferred, handout[i].Err
 		} else {
-			changed, deferred, err = r.applyChild(ctx, want, id, s.repaired == 0, deferMarks)
+			opts.ReadOnMiss = s.repaired == 0
+			changed, deferred, err = r.children().Apply(ctx, want, opts)
 		}
 		if deferred {
 			s.marksDeferred = true
@@ -143,13 +145,6 @@ func (r *NamespaceClaimReconciler) deleteStaleWatcherBinding(ctx context.Context
 		return fmt.Errorf("deleting the stale ClusterRoleBinding %s: %w", have.Name, err)
 	}
 	return nil
-}
-
-// grantsWaitMessage says why a namespace's tenant gets no access yet.
-func grantsWaitMessage(namespace string, at time.Time) string {
-	return fmt.Sprintf("Waiting until %s to grant access to namespace %s: a namespace of that name may have been in use moments ago "+
-		"(or the operator started moments ago and cannot know), and until then the API server may still accept a previous holder's token",
-		at.UTC().Format(time.RFC3339), namespace)
 }
 
 // boundRoleField returns the class field naming the ClusterRole that want, one of the class's
@@ -230,4 +225,49 @@ func (r *NamespaceClaimReconciler) pruneChildren(ctx context.Context, s *claimSc
 		s.repaired++
 	}
 	return nil
+}
+
+// marksDeferrable reports whether the children of the claim's namespace that lack only the claim's
+// marks are left so for now (childapply.Options.DeferMarks): within pooledMarksDelay of a handout. What a
+// child grants or limits is the same with and without the marks (the pool made it from the class as it
+// is now); they tell the claim's cache and the operator's maps whose it is, which its namespace, marked
+// at handout, tells as well. So a handout writes only what a tenant's use needs, the bindings, and the
+// marks follow in a later reconcile, no repair (claimMarksOnly).
+func marksDeferrable(s *claimScope) bool {
+	at := handedOutAt(s)
+	return !at.IsZero() && s.now.Before(at.Add(pooledMarksDelay))
+}
+
+// applyHandedOut applies the children of a namespace handed out of a pool in this reconcile, and
+// returns childapply's answer for each of objs; nil for any other claim, whose children
+// reconcileChildren applies one after the other. The children the pooled namespace came with lack only
+// the claim's marks: they are left so (marksDeferrable). The bindings are new.
+//
+// The namespace watcher's ClusterRoleBinding goes alone, then everything else at once. It passes
+// kube-apiserver's RBAC escalation check, a consistent read of the ClusterRoleBindings that waits until
+// that watch cache has seen etcd's newest revision; a revision it has no event for it learns from a
+// progress notification, requested at most every 100 ms (docs/benchmarks.md). Alone, the first check
+// in a while, it waits for one round trip to etcd; after another checked write, or beside other
+// writes, it waits for the next notification. The watcher's ClusterRole, made with the pooled
+// namespace, is not written (it lacks only the claim's marks); a pooled namespace made without one (by
+// an older release) gets it first, before its binding.
+func (r *NamespaceClaimReconciler) applyHandedOut(ctx context.Context, s *claimScope, objs []client.Object, opts childapply.Options) []childapply.Result {
+	if s.handedOut == nil || s.handedOut.Name != s.desired.Namespace.Name {
+		return nil
+	}
+	watcher, watcherBinding := client.Object(s.desired.NamespaceWatcher), client.Object(s.desired.NamespaceWatcherBinding)
+	return r.children().ApplyInWaves(ctx, objs, opts,
+		func(o client.Object) bool { return o == watcher },
+		func(o client.Object) bool { return o == watcherBinding },
+		func(o client.Object) bool { return o != watcher && o != watcherBinding })
+}
+
+// children applies the claim's children: reads through the cache, and the API server on a miss.
+func (r *NamespaceClaimReconciler) children() childapply.Applier {
+	return childapply.Applier{Client: r.Client, APIReader: r.APIReader}
+}
+
+// isNil reports whether an optional desired object is absent (a typed nil inside the interface).
+func isNil(o client.Object) bool {
+	return o == nil || reflect.ValueOf(o).IsNil()
 }

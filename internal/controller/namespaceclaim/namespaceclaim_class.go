@@ -23,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
@@ -61,22 +60,9 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		return fmt.Errorf("reading requester namespace %s: %w", claim.Namespace, err)
 	}
 	held := s.held()
-	var siblings []tenancyv1alpha1.NamespaceClaim
-	var liveHolders []types.UID
-	if class.Spec.Access.MaxClaimsPerNamespace > 0 && !held {
-		// Only a claim that does not hold a namespace yet is ranked against its siblings, inside the
-		// critical section of its requester namespace and class (see namespaceclaim_limit.go): it is
-		// left once the admitted namespace exists, or when the reconcile ends.
-		s.unlockLimit = r.limitLocks.lock(limitKey(claim.Namespace, class.Name))
-		list := &tenancyv1alpha1.NamespaceClaimList{}
-		if err := r.List(ctx, list, client.InNamespace(claim.Namespace)); err != nil {
-			return fmt.Errorf("listing claims in %s: %w", claim.Namespace, err)
-		}
-		siblings = list.Items
-		var err error
-		if liveHolders, err = r.liveLimitHolders(ctx, claim.Namespace, class.Name); err != nil {
-			return err
-		}
+	siblings, liveHolders, err := r.enterLimit(ctx, s, class, held)
+	if err != nil {
+		return err
 	}
 	// A protocol request is named exactly after its ConfigMap, without the class's prefix: only in a
 	// requests namespace the protocol may serve (made by nsclaim or labelled by an admin, never one
@@ -109,25 +95,38 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		s.expiresAt = claim.CreationTimestamp.Add(ttl)
 		s.found.expiresAt.set(credentials.ExpiryTime(s.expiresAt))
 	}
+	name, err := r.namespaceName(ctx, s, requester, request, held)
+	if err != nil {
+		return err
+	}
+	s.desired = claimpolicy.Build(name, s.owner, class, claimpolicy.AllowedLabels(claim, class))
+	return nil
+}
+
+// namespaceName is the name of the claim's namespace: the one its status records (held), else one
+// given to it before (a pooled namespace, see givenNamespace), else the name derived from the claim,
+// without the class's prefix for a request the protocol may serve (request) in requester.
+func (r *NamespaceClaimReconciler) namespaceName(ctx context.Context, s *claimScope, requester *corev1.Namespace, request, held bool) (string, error) {
+	claim, class := s.claim, s.class
+	if held {
+		r.mem.recorded(claim.UID)
+		return claim.Status.Namespace, nil
+	}
 	prefix := class.Spec.Naming.Prefix
 	if request {
 		prefix = ""
 	}
 	name := claimpolicy.NamespaceName(prefix, claim.Spec.NamespaceName, claim.Namespace, claim.Name, string(requester.UID))
-	if held {
-		name = claim.Status.Namespace
-		r.forgetGiven(claim)
-	} else if claimpolicy.MayUsePool(claim, class, s.request) {
+	if claimpolicy.MayUsePool(claim, class, s.request) {
 		given, err := r.givenNamespace(ctx, claim)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if given != "" {
 			name, s.given = given, true
 		}
 	}
-	s.desired = claimpolicy.Build(name, s.owner, class, claimpolicy.AllowedLabels(claim, class))
-	return nil
+	return name, nil
 }
 
 // classRefusal is the refusal a class's own status reports for its current generation (a ClusterRole
@@ -139,37 +138,4 @@ func classRefusal(class *tenancyv1alpha1.NamespaceClass) *claimpolicy.Refusal {
 		return nil
 	}
 	return &claimpolicy.Refusal{Reason: c.Reason, Message: c.Message}
-}
-
-// reconcileExpiry deletes the namespace once the claim's hard TTL or its idle TTL (see
-// reconcileActivity) has passed, whichever ends first, and marks the claim expired for good. It runs
-// even when the claim is refused, so a namespace whose class disappeared still expires.
-func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claimScope) error {
-	hard := !s.expiresAt.IsZero() && !s.now.Before(s.expiresAt)
-	idle := !s.idleExpiresAt.IsZero() && !s.now.Before(s.idleExpiresAt)
-	already := claimpolicy.IsExpired(s.claim)
-	if !already && !hard && !idle {
-		return nil
-	}
-	s.expired = true
-	s.refusal = nil
-	if already {
-		c := meta.FindStatusCondition(s.claim.Status.Conditions, tenancyv1alpha1.ExpiredCondition)
-		s.idleExpired = c != nil && c.Reason == tenancyv1alpha1.IdleExpiredReason
-	} else {
-		// The earlier of the two clocks ends the claim.
-		s.idleExpired = idle && (!hard || s.idleExpiresAt.Before(s.expiresAt))
-		s.found.podsActive.set(false)
-		if !s.idleExpired {
-			s.found.idleExpiresAt.set(nil)
-		}
-	}
-	name := s.claim.Status.Namespace
-	if name == "" {
-		return nil
-	}
-	if err := r.deleteOwnedNamespace(ctx, s, name); err != nil {
-		return err
-	}
-	return r.deleteCredentials(ctx, s)
 }

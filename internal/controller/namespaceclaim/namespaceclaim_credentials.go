@@ -18,26 +18,22 @@ package namespaceclaim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/kube"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials/tokensecret"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
@@ -47,7 +43,7 @@ import (
 type credentialsPlan struct {
 	sa    *corev1.ServiceAccount
 	name  string
-	state secretState
+	state tokensecret.State
 	// unprobed is set when the Secret was not probed because the claim never had one: it is then
 	// created first, and probed only if the create finds one already there (secretAtCreate).
 	unprobed bool
@@ -66,7 +62,7 @@ type credentialsPlan struct {
 // until the claim expires, and never again. It returns nil when a refusal was recorded.
 func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claimScope) (*credentialsPlan, error) {
 	claim := s.claim
-	p := &credentialsPlan{name: credentialsSecretName(claim), state: secretOurs}
+	p := &credentialsPlan{name: credentialsSecretName(claim), state: tokensecret.Ours}
 	rec := tokenRecord(claim)
 	ns := s.desired.Namespace.Name
 	sa := &corev1.ServiceAccount{}
@@ -91,21 +87,21 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 	if neverIssued(claim) {
 		// A claim that never had a token has, unless the operator crashed between creating the Secret
 		// and recording it, no Secret yet: create it first and probe only if the create finds one.
-		p.state, p.unprobed = secretAbsent, true
+		p.state, p.unprobed = tokensecret.Absent, true
 		// Creating the Secret is its check: the next periodic one is an interval away.
 		r.credentialsCheckedNow(s)
 	} else if due := r.credentialsCheckDue(s); rec == nil || s.repaired > 0 || !readyFor(claim) || claim.Status.CredentialsSecretName != p.name || due {
 		r.credentialsCheckedNow(s)
 		var err error
 		var found *credentials.Record
-		if p.state, found, err = r.probeSecret(ctx, claim, p.name); err != nil {
+		if p.state, found, err = tokensecret.ProbeRecord(ctx, r.Client, secretRef(claim, p.name)); err != nil {
 			return nil, err
 		}
 		// The Secret's own record is the latest word: the cached status may lag this operator's
 		// last write.
 		rec = found
 	}
-	if p.state == secretForeign {
+	if p.state == tokensecret.Foreign {
 		s.refusal = secretConflict(claim, p.name)
 		return nil, nil
 	}
@@ -119,7 +115,7 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 		// Issued once, valid until the claim expires, but never longer than the class allows a token.
 		ttl = min(credentials.OnceTTL(s.now, s.expiresAt), ttl)
 	}
-	tok, err := r.issueToken(ctx, sa, ttl)
+	tok, err := tokensecret.Issue(ctx, r.Client, sa, ttl, tokenTimeout)
 	if err != nil {
 		monitoring.CredentialFailed(s.class.Name)
 		return nil, err
@@ -163,7 +159,7 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	if err != nil {
 		return fmt.Errorf("rendering kubeconfig: %w", err)
 	}
-	replace := p.state != secretAbsent
+	replace := p.state != tokensecret.Absent
 	if !replace {
 		err = r.createSecret(ctx, s, p.name, data, tok)
 		if apierrors.IsAlreadyExists(err) && p.unprobed {
@@ -175,9 +171,8 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 		}
 	}
 	if replace {
-		err = r.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: p.name}},
-			client.RawPatch(types.JSONPatchType, credentials.ReplaceDataPatch(string(claim.UID), data, tok)), client.FieldOwner(kube.FieldOwner))
-		if isPatchTestFailure(err) {
+		var foreign bool
+		if foreign, err = tokensecret.Replace(ctx, r.Client, secretRef(claim, p.name), data, tok); foreign {
 			s.refusal = secretConflict(claim, p.name)
 			return nil
 		}
@@ -225,17 +220,17 @@ func neverIssued(claim *tenancyv1alpha1.NamespaceClaim) bool {
 // dropped, never written. Otherwise (no token in it, or due) the caller replaces its token.
 func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimScope, p *credentialsPlan) (kept bool, err error) {
 	claim := s.claim
-	state, sec, err := r.probe(ctx, claim, p.name)
+	state, sec, err := tokensecret.Probe(ctx, r.Client, secretRef(claim, p.name))
 	switch {
 	case err != nil:
 		return false, err
-	case state == secretForeign:
+	case state == tokensecret.Foreign:
 		s.refusal = secretConflict(claim, p.name)
 		return false, nil
-	case state == secretAbsent:
+	case state == tokensecret.Absent:
 		return false, fmt.Errorf("secret %s/%s was deleted while it was being created", claim.Namespace, p.name)
 	}
-	p.state = secretOurs
+	p.state = tokensecret.Ours
 	value := string(sec.Data[credentials.TokenKey])
 	found := credentials.RecordFromAnnotations(sec.Annotations)
 	d := s.scheduleToken(found, string(p.sa.UID))
@@ -251,43 +246,6 @@ func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimS
 	return true, nil
 }
 
-// secretState is what a probe learned about the credentials Secret.
-type secretState int
-
-func (s secretState) String() string { return [...]string{"ours", "absent", "foreign"}[s] }
-
-const (
-	secretOurs secretState = iota
-	secretAbsent
-	secretForeign
-)
-
-// probeSecret finds out whether the credentials Secret exists and is this claim's, with a JSON patch
-// that changes nothing and fails on any Secret that is not this claim's, so no other Secret is ever
-// read. For this claim's own Secret it returns the token record the Secret carries (nil if none).
-func (r *NamespaceClaimReconciler) probeSecret(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *credentials.Record, error) {
-	state, sec, err := r.probe(ctx, claim, name)
-	if state != secretOurs || err != nil || len(sec.Data[credentials.TokenKey]) == 0 {
-		return state, nil, err
-	}
-	return state, credentials.RecordFromAnnotations(sec.Annotations), nil
-}
-
-// probe sends the probe patch and returns the Secret when it is this claim's.
-func (r *NamespaceClaimReconciler) probe(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, name string) (secretState, *corev1.Secret, error) {
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: claim.Namespace, Name: name}}
-	err := r.Patch(ctx, sec, client.RawPatch(types.JSONPatchType, credentials.ProbePatch(string(claim.UID))), client.FieldOwner(kube.FieldOwner))
-	switch {
-	case err == nil:
-		return secretOurs, sec, nil
-	case apierrors.IsNotFound(err):
-		return secretAbsent, nil, nil
-	case isPatchTestFailure(err):
-		return secretForeign, nil, nil
-	}
-	return secretOurs, nil, fmt.Errorf("checking Secret %s/%s: %w", claim.Namespace, name, err)
-}
-
 // deleteCredentials deletes the claim's credentials Secret once its namespace is going (expired or
 // released): a dead token must not wait, next to the claim, until the namespace is gone, where a
 // pipeline re-run that asks for the same name would read it. The Secret is found with the probe that
@@ -298,15 +256,11 @@ func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *cla
 	if claim.Status.CredentialsSecretName == "" && claim.Status.TokenExpiresAt == nil {
 		return nil
 	}
-	state, sec, err := r.probe(ctx, claim, credentialsSecretName(claim))
+	sec, err := tokensecret.Delete(ctx, r.Client, secretRef(claim, credentialsSecretName(claim)))
 	if err != nil {
 		return err
 	}
-	if state == secretOurs {
-		uid, rv := sec.UID, sec.ResourceVersion
-		if err := r.Delete(ctx, sec, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting Secret %s: %w", klog.KObj(sec), err)
-		}
+	if sec != nil {
 		logf.FromContext(ctx).Info("Deleted the credentials of a namespace that is going", "secret", klog.KObj(sec))
 	}
 	s.found.clearToken()
@@ -316,34 +270,18 @@ func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *cla
 // createSecret creates the credentials Secret, owned by the claim (garbage-collected with it) and by the
 // namespace (so that, as the ConfigMap protocol promises, deleting the namespace removes it too).
 func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimScope, name string, data map[string][]byte, tok credentials.Token) error {
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.claim.Namespace, Labels: map[string]string{
-			tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
-			tenancyv1alpha1.ClaimUIDLabel:  string(s.claim.UID),
-		}, Annotations: credentials.TokenAnnotations(tok)},
-		Type: corev1.SecretTypeOpaque,
-		Data: data,
-	}
-	if err := controllerutil.SetControllerReference(s.claim, sec, r.Scheme()); err != nil {
-		return fmt.Errorf("setting owner of Secret %s: %w", klog.KObj(sec), err)
-	}
+	owners := []metav1.OwnerReference{*metav1.NewControllerRef(s.claim, tenancyv1alpha1.GroupVersion.WithKind("NamespaceClaim"))}
 	if s.namespace != nil {
-		sec.OwnerReferences = append(sec.OwnerReferences, claimpolicy.NamespaceOwnerRef(s.namespace))
+		owners = append(owners, claimpolicy.NamespaceOwnerRef(s.namespace))
 	}
-	err := r.Create(ctx, sec, client.FieldOwner(kube.FieldOwner))
-	if apierrors.IsAlreadyExists(err) {
-		// Made since the probe (or, unprobed, before this claim's status recorded it): the caller
-		// probes it, or the next reconcile does.
-		return fmt.Errorf("secret %s appeared while it was being created: %w", klog.KObj(sec), err)
-	}
-	return err
+	// A Secret made since the probe (or, unprobed, before this claim's status recorded it) is an
+	// AlreadyExists error: the caller probes it, or the next reconcile does.
+	return tokensecret.Create(ctx, r.Client, secretRef(s.claim, name), owners, data, tok)
 }
 
-// isPatchTestFailure reports a JSON patch whose ownership test failed (credentials.OwnershipTestFailed):
-// the Secret is not this claim's. Other errors, 422 or not, are errors.
-func isPatchTestFailure(err error) bool {
-	var status apierrors.APIStatus
-	return errors.As(err, &status) && credentials.OwnershipTestFailed(status.Status())
+// secretRef names the claim's credentials Secret name.
+func secretRef(claim *tenancyv1alpha1.NamespaceClaim, name string) tokensecret.Ref {
+	return tokensecret.Ref{Namespace: claim.Namespace, Name: name, ClaimUID: claim.UID}
 }
 
 func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *claimpolicy.Refusal {
@@ -368,27 +306,6 @@ func tokenRecord(claim *tenancyv1alpha1.NamespaceClaim) *credentials.Record {
 	return &credentials.Record{ExpiresAt: claim.Status.TokenExpiresAt.Time, ServiceAccountUID: claim.Status.TokenServiceAccountUID}
 }
 
-// issueToken asks the TokenRequest API for a token of sa with the given lifetime.
-func (r *NamespaceClaimReconciler) issueToken(ctx context.Context, sa *corev1.ServiceAccount, ttl time.Duration) (credentials.Token, error) {
-	seconds := int64(ttl.Seconds())
-	tr := &authenticationv1.TokenRequest{}
-	tr.Spec.ExpirationSeconds = &seconds
-	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
-	defer cancel()
-	if err := r.SubResource("token").Create(ctx, sa, tr); err != nil {
-		return credentials.Token{}, fmt.Errorf("requesting token for ServiceAccount %s: %w", klog.KObj(sa), err)
-	}
-	tok := credentials.Token{Value: tr.Status.Token, ExpiresAt: tr.Status.ExpirationTimestamp.Time, ServiceAccountUID: string(sa.UID)}
-	id, err := credentials.CredentialID(tok.Value)
-	if err != nil {
-		// The error names what is wrong with the token's shape, never the token.
-		logf.FromContext(ctx).Info("The issued token has no readable credential ID; its requests cannot be joined to the claim in the audit log", "serviceAccount", klog.KObj(sa), "error", err.Error())
-	}
-	tok.CredentialID = id
-	logf.FromContext(ctx).V(1).Info("Minted token", "serviceAccount", klog.KObj(sa), "credentialID", id, "expiresAt", tok.ExpiresAt)
-	return tok, nil
-}
-
 // credentialsCheckDue reports whether the claim's credentials Secret is due for a check, and schedules
 // the next one in the scope (so the claim is requeued for it).
 func (r *NamespaceClaimReconciler) credentialsCheckDue(s *claimScope) bool {
@@ -396,11 +313,11 @@ func (r *NamespaceClaimReconciler) credentialsCheckDue(s *claimScope) bool {
 		return false
 	}
 	every := r.CredentialsCheckInterval
-	v, seen := r.credentialsChecked.Load(s.claim.UID)
+	v, seen := r.mem.credentialsChecked.Load(s.claim.UID)
 	last, _ := v.(time.Time)
 	if !seen {
 		last = s.now.Add(-rand.N(every))
-		r.credentialsChecked.Store(s.claim.UID, last)
+		r.mem.credentialsChecked.Store(s.claim.UID, last)
 	}
 	s.credentialsCheckAt = last.Add(every)
 	return !s.now.Before(s.credentialsCheckAt)
@@ -411,6 +328,6 @@ func (r *NamespaceClaimReconciler) credentialsCheckedNow(s *claimScope) {
 	if r.CredentialsCheckInterval <= 0 {
 		return
 	}
-	r.credentialsChecked.Store(s.claim.UID, s.now)
+	r.mem.credentialsChecked.Store(s.claim.UID, s.now)
 	s.credentialsCheckAt = s.now.Add(r.CredentialsCheckInterval)
 }

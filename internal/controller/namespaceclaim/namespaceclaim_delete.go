@@ -42,12 +42,9 @@ import (
 // stuck-terminating alert sees it. The deletion-duration metric measures the whole wait.
 func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claimScope) (ctrl.Result, error) {
 	claim := s.claim
-	r.credentialsChecked.Delete(claim.UID)
-	r.provisioned.Delete(claim.UID)
-	r.selfTestFailures.Delete(claim.UID)
-	// A claim deleted before its status recorded the namespace it was given: its namespaces are found
-	// by their labels below, and the in-memory record must not outlive the claim.
-	r.forgetGiven(claim)
+	// Nothing remembered of the claim outlives it; a claim deleted before its status recorded the
+	// namespace it was given has its namespaces found by their labels below.
+	r.mem.forget(claim.UID)
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}

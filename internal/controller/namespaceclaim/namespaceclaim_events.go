@@ -53,7 +53,7 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 		// The first Ready this process sees. NamespaceReady may have been True for a while before
 		// (the self-test waits for new RoleBindings to reach the authorizer), so only the claim's UID
 		// tells a first Ready from a later one or from a stale cached copy of the same one.
-		if _, seen := r.provisioned.LoadOrStore(s.claim.UID, struct{}{}); !seen {
+		if r.mem.firstReady(s.claim.UID) {
 			monitoring.ObserveProvisioned(className(s.claim), s.now.Sub(s.claim.CreationTimestamp.Time))
 		}
 	}
@@ -134,10 +134,19 @@ func transitionEvent(before, after []metav1.Condition) *claimEvent {
 		return &claimEvent{reason: "Expired", action: "Expire", note: a.Message}
 	case tenancyv1alpha1.ReleasedReason:
 		return &claimEvent{reason: "Released", action: "Release", note: a.Message}
-	case tenancyv1alpha1.ProvisioningReason, tenancyv1alpha1.InternalErrorReason, tenancyv1alpha1.PendingReason:
-		return nil
-	default:
+	}
+	if a.Status == metav1.ConditionFalse && refusedBy(a.Reason) {
 		return &claimEvent{warning: true, reason: a.Reason, action: "Refuse", note: a.Message}
 	}
 	return nil
+}
+
+// refusedBy reports whether a Ready=False reason refuses the claim, and so is reported with a Warning
+// Event: a reason of the API's one list, tenancyv1alpha1.RefusalReasons, or OwnershipUnverified (the
+// claim's namespace carries its marks without nsclaim's record; the namespace, not the claim, is at
+// fault, so the API does not list it as the claim's refusal, but the claim's owner is told). Every
+// other reason, Provisioning, Pending, InternalError and any reason added later, is no refusal: a
+// new waiting reason must be listed here before it can become a Warning.
+func refusedBy(reason string) bool {
+	return tenancyv1alpha1.IsRefusalReason(reason) || reason == tenancyv1alpha1.OwnershipUnverifiedReason
 }

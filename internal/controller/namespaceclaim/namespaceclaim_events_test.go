@@ -160,3 +160,36 @@ func TestInClusterOnlyServerIsReportedOnEachClaim(t *testing.T) {
 		})
 	}
 }
+
+// A Ready=False reason is a Warning refusal only when it is listed (the API's RefusalReasons, and
+// OwnershipUnverified); a waiting reason, and any reason nobody listed, is not: a new waiting reason
+// cannot turn into a Warning by being forgotten.
+func TestRefusalEventsComeFromAList(t *testing.T) {
+	refusals := append([]string{tenancyv1alpha1.OwnershipUnverifiedReason}, tenancyv1alpha1.RefusalReasons...)
+	cases := map[string]bool{
+		tenancyv1alpha1.ProvisioningReason:  false,
+		tenancyv1alpha1.PendingReason:       false,
+		tenancyv1alpha1.InternalErrorReason: false,
+		"WaitingForSomethingNew":            false,
+	}
+	for _, r := range refusals {
+		cases[r] = true
+	}
+	provisioning := []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: tenancyv1alpha1.ProvisioningReason}}
+	for reason, refusal := range cases {
+		t.Run(reason, func(t *testing.T) {
+			before := provisioning
+			if reason == tenancyv1alpha1.ProvisioningReason {
+				before = nil
+			}
+			after := []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: reason, Message: "m"}}
+			e := transitionEvent(before, after)
+			switch {
+			case refusal && (e == nil || !e.warning || e.reason != reason || e.action != "Refuse" || e.note != "m"):
+				t.Errorf("transitionEvent(%s) = %+v, want a Warning Refuse %s", reason, e, reason)
+			case !refusal && e != nil:
+				t.Errorf("transitionEvent(%s) = %+v, want no Event", reason, e)
+			}
+		})
+	}
+}

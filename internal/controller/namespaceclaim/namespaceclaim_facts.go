@@ -50,8 +50,8 @@ type issuedToken struct {
 
 // statusFacts are the status fields the phases found in one reconcile; setStatus writes them, and
 // nothing else writes a claim's status fields but status.sleep, which reconcileSleep records with a
-// status write of its own before it scales anything down. A field a phase did not find keeps what it
-// had.
+// status write of its own before it scales anything down: the one exception to patchStatus, listed in
+// TestStatusIsWrittenOnlyByTheListedWriters. A field a phase did not find keeps what it had.
 type statusFacts struct {
 	// className is the resolved class (reconcileClass).
 	className found[string]

@@ -62,6 +62,19 @@ func (r *NamespaceClaimReconciler) fenceCoversSleep() bool {
 	return checked && problem == ""
 }
 
+// reconcileFence holds the claim back while the admission fence is not in place: a claim that was
+// Ready waits, status unchanged, for the fence's first check (fencePending); any other is refused.
+func (r *NamespaceClaimReconciler) reconcileFence(_ context.Context, s *claimScope) error {
+	if ref := r.fenceRefusal(); ref != nil {
+		if waitForFence(ref, s.claim) {
+			s.fencePending = true
+			return nil
+		}
+		s.refusal = ref
+	}
+	return nil
+}
+
 // fenceHeldClaims maps a fence event to the claims held by the fence (Ready reason FenceNotIntact, or
 // Pending), read from the cache.
 func (r *NamespaceClaimReconciler) fenceHeldClaims(ctx context.Context, _ client.Object) []reconcile.Request {

@@ -82,6 +82,28 @@ func (k *keyedMutex) lock(key string) func() {
 	}
 }
 
+// enterLimit enters, for a claim of class that does not hold a namespace yet (held is false) and whose
+// class limits the claims per namespace, the critical section of its requester namespace and class
+// (left once the admitted namespace exists, or when the reconcile ends: claimScope.leaveLimit), and
+// returns what the limit is checked against: the claims of its namespace, and the UIDs of those that
+// own a live namespace of the class (liveLimitHolders). Any other claim is not ranked: nil, nil.
+func (r *NamespaceClaimReconciler) enterLimit(ctx context.Context, s *claimScope, class *tenancyv1alpha1.NamespaceClass, held bool) ([]tenancyv1alpha1.NamespaceClaim, []types.UID, error) {
+	if class.Spec.Access.MaxClaimsPerNamespace <= 0 || held {
+		return nil, nil, nil
+	}
+	ns := s.claim.Namespace
+	s.unlockLimit = r.limitLocks.lock(limitKey(ns, class.Name))
+	list := &tenancyv1alpha1.NamespaceClaimList{}
+	if err := r.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, nil, fmt.Errorf("listing claims in %s: %w", ns, err)
+	}
+	holders, err := r.liveLimitHolders(ctx, ns, class.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return list.Items, holders, nil
+}
+
 // limitKey is the critical section of a claim limit: one class in one requester namespace.
 func limitKey(requesterNamespace, class string) string { return requesterNamespace + "/" + class }
 

@@ -19,11 +19,13 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -168,7 +170,7 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 
 func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Namespace) error {
 	if s.pooled != "" && s.claim.Status.Namespace == "" {
-		r.rememberNamespace(s, ns.Name)
+		r.mem.give(s.claim.UID, ns.Name)
 	}
 	s.namespace = ns
 	s.found.namespace.set(ns.Name)
@@ -217,13 +219,32 @@ func (r *NamespaceClaimReconciler) release(ctx context.Context, s *claimScope) e
 	return nil
 }
 
-// reconcileRequestOwner makes the namespace of a request claim own its request ConfigMap, through the
-// ConfigMap protocol's hook (RequestProtocol.OwnRequest). It runs before the credentials are written,
-// so a pipeline never holds a token whose namespace could be deleted while its request stays behind.
-// A claim that is no request, or has no namespace yet, changes nothing.
-func (r *NamespaceClaimReconciler) reconcileRequestOwner(ctx context.Context, s *claimScope) error {
-	if !s.request || s.namespace == nil {
-		return nil
+// labelsAndAnnotationsMatch reports whether have carries every label and annotation of want.
+func labelsAndAnnotationsMatch(want, have metav1.Object) bool {
+	return isSubset(want.GetLabels(), have.GetLabels()) && isSubset(want.GetAnnotations(), have.GetAnnotations())
+}
+
+func isSubset(sub, super map[string]string) bool {
+	for k, v := range sub {
+		if got, ok := super[k]; !ok || got != v {
+			return false
+		}
 	}
-	return r.Requests.OwnRequest(ctx, r.Client, s.claim, s.namespace)
+	return true
+}
+
+// mergeMeta adds want's labels and annotations to obj, keeping the ones others set.
+func mergeMeta(obj, want metav1.Object) {
+	l := maps.Clone(obj.GetLabels())
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, want.GetLabels())
+	obj.SetLabels(l)
+	a := maps.Clone(obj.GetAnnotations())
+	if a == nil {
+		a = map[string]string{}
+	}
+	maps.Copy(a, want.GetAnnotations())
+	obj.SetAnnotations(a)
 }

@@ -17,7 +17,6 @@ limitations under the License.
 package namespaceclaim
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -29,27 +28,6 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
-
-func TestPooledTampered(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		c    pooledContents
-		want string // a substring of the reason; "" for an intact namespace
-	}{
-		{"as the pool made it", pooledContents{serviceAccounts: []string{"default"}}, ""},
-		{"before kube-controller-manager made default", pooledContents{}, ""},
-		{"a planted RoleBinding", pooledContents{roleBindings: []string{"backdoor"}, serviceAccounts: []string{"default"}}, "RoleBinding backdoor"},
-		{"a tenant ServiceAccount made before the handout", pooledContents{serviceAccounts: []string{"default", "nsclaim-tenant"}}, "ServiceAccount nsclaim-tenant"},
-		{"another ServiceAccount", pooledContents{serviceAccounts: []string{"default", "miner"}}, "ServiceAccount miner"},
-		{"a Pod", pooledContents{pods: []string{"sidecar"}}, "Pod sidecar"},
-		{"a grant made ahead to its tenant", pooledContents{tenantGrants: []string{"RoleBinding other/view-pooled"}}, "RoleBinding other/view-pooled names its tenant"},
-	} {
-		got := pooledTampered(tc.c)
-		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("%s: pooledTampered = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
 
 // Finding 4: what was planted in a pooled namespace (a RoleBinding for a foreign subject), or a grant
 // made ahead elsewhere to a pooled tenant by a namespace admin who can list namespaces, never reaches

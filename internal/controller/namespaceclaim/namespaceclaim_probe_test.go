@@ -29,6 +29,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials/tokensecret"
 )
 
 // The probe's classification against the real API server: a Secret without the claim's label (none at
@@ -57,6 +58,6 @@ func TestSecretProbeClassifiesOnlyTheOwnershipTest(t *testing.T) {
 		g.Expect(err).To(HaveOccurred(), tc.name)
 		var st apierrors.APIStatus
 		_ = errors.As(err, &st)
-		g.Expect(isPatchTestFailure(err)).To(Equal(tc.want), "%s: %v %#v", tc.name, err, st.Status())
+		g.Expect(tokensecret.IsPatchTestFailure(err)).To(Equal(tc.want), "%s: %v %#v", tc.name, err, st.Status())
 	}
 }

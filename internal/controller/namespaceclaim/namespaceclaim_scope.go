@@ -28,7 +28,8 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
-// Polling intervals for conditions that no watch reports.
+// The claim reconciler's timing: polling intervals for conditions that no watch reports, quiet
+// windows, backoffs and timeouts.
 const (
 	// terminatingPoll re-reads a terminating namespace's blockers.
 	terminatingPoll = 10 * time.Second
@@ -53,6 +54,14 @@ const (
 	// selfTestMaxBackoff caps the backoff of a self-test that failed (missing or excess permissions):
 	// those need a person to change RBAC, so they are not retried every few seconds.
 	selfTestMaxBackoff = 5 * time.Minute
+	// pooledMarksDelay is how long after a handout the children its pooled namespace came with go without
+	// their claim's marks (marksDeferrable): past a burst of handouts, not among them.
+	pooledMarksDelay = 10 * time.Second
+	// usablePoll re-checks a namespace that waits for something no watch reports (its `default`
+	// ServiceAccount).
+	usablePoll = time.Second
+	// tokenTimeout bounds the TokenRequest and self-test calls of one reconcile.
+	tokenTimeout = 30 * time.Second
 )
 
 // claimScope carries what one reconcile of a claim learned. Phases record facts here; setStatus turns
@@ -174,6 +183,18 @@ func (s *claimScope) stopped(repair bool) bool {
 	return !repair || s.refusal != s.repairRefusal || !s.held() || blocksRepair(s.refusal.Reason)
 }
 
+// blocksRepair reports whether a refusal means the namespace's objects cannot be repaired either: the
+// class is gone or cannot be provisioned, or the admission fence is not in place.
+func blocksRepair(reason string) bool {
+	switch reason {
+	case tenancyv1alpha1.ClassNotFoundReason, tenancyv1alpha1.AmbiguousDefaultClassReason,
+		tenancyv1alpha1.ClusterRoleNotBindableReason, tenancyv1alpha1.PodSecurityNotAllowedReason,
+		tenancyv1alpha1.FenceNotIntactReason, tenancyv1alpha1.PendingReason:
+		return true
+	}
+	return false
+}
+
 // held reports whether the claim holds a namespace (recorded in its status, or found in this reconcile).
 func (s *claimScope) held() bool { return s.heldNamespace() != "" }
 
@@ -237,6 +258,20 @@ func (s *claimScope) requeueAfter() time.Duration {
 		soon(max(s.selfTestBackoff, selfTestRetry))
 	}
 	return next
+}
+
+// handedOutAt is when the claim's namespace was handed out of a pool: now in the reconcile that hands
+// it out, else the Pooled condition's transition to PoolHit; zero for a claim whose namespace was
+// made for it.
+func handedOutAt(s *claimScope) time.Time {
+	if s.handedOut != nil {
+		return s.now
+	}
+	c := meta.FindStatusCondition(s.claim.Status.Conditions, tenancyv1alpha1.PooledCondition)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != tenancyv1alpha1.PoolHitReason {
+		return time.Time{}
+	}
+	return c.LastTransitionTime.Time
 }
 
 // selfTestDelay is the wait before retrying a self-test that failed for the n-th time in a row (n >= 1):

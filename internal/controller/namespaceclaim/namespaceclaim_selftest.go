@@ -20,6 +20,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/nsclaim/nsclaim-operator/internal/credentials/tokensecret"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
@@ -41,7 +42,7 @@ func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *cla
 	}
 	token := plan.token
 	if token == nil {
-		tok, err := r.issueToken(ctx, plan.sa, selfTestTokenTTL)
+		tok, err := tokensecret.Issue(ctx, r.Client, plan.sa, selfTestTokenTTL, tokenTimeout)
 		if err != nil {
 			return err
 		}
@@ -92,7 +93,7 @@ func (r *NamespaceClaimReconciler) recordSelfTest(s *claimScope, res selftest.Re
 		monitoring.SelfTestFailed(s.class.Name)
 		s.selfTestBackoff = r.selfTestRetryAfter(s)
 	} else if res.OK() {
-		r.selfTestFailures.Delete(s.claim.UID)
+		r.mem.selfTestFailures.Delete(s.claim.UID)
 	}
 }
 
@@ -107,7 +108,7 @@ type selfTestBackoffState struct {
 // backoff grows with retries, not with events.
 func (r *NamespaceClaimReconciler) selfTestRetryAfter(s *claimScope) time.Duration {
 	st := selfTestBackoffState{}
-	if v, ok := r.selfTestFailures.Load(s.claim.UID); ok {
+	if v, ok := r.mem.selfTestFailures.Load(s.claim.UID); ok {
 		st = v.(selfTestBackoffState)
 		if s.now.Before(st.next) {
 			return st.next.Sub(s.now)
@@ -115,6 +116,6 @@ func (r *NamespaceClaimReconciler) selfTestRetryAfter(s *claimScope) time.Durati
 	}
 	st.failures++
 	st.next = s.now.Add(selfTestDelay(st.failures))
-	r.selfTestFailures.Store(s.claim.UID, st)
+	r.mem.selfTestFailures.Store(s.claim.UID, st)
 	return st.next.Sub(s.now)
 }

@@ -17,17 +17,23 @@ limitations under the License.
 package namespaceclaim
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
-// setStatus is the claim's one status writer: it writes the status fields the phases found
+// setStatus is the claim's one status writer (patchStatus sends what it wrote): it writes the status fields the phases found
 // (statusFacts) and derives the conditions, phase and observedGeneration from what the reconcile
 // recorded in s. err is the reconcile's error: an internal failure leaves a Ready claim Ready (the
 // reconcile is retried) and otherwise shows a generic reason, with the details in the log only; the
@@ -56,6 +62,30 @@ func setStatus(s *claimScope, err error) {
 	}
 	setProgress(s, set)
 	setReady(claim, set)
+}
+
+// phaseOf derives the claim's lifecycle phase from its conditions, deletion and activity.
+func phaseOf(claim *tenancyv1alpha1.NamespaceClaim) tenancyv1alpha1.ClaimPhase {
+	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+	switch {
+	case !claim.DeletionTimestamp.IsZero():
+		return tenancyv1alpha1.ClaimPhaseTerminating
+	case claimpolicy.IsExpired(claim):
+		return tenancyv1alpha1.ClaimPhaseExpired
+	case ready == nil:
+		return tenancyv1alpha1.ClaimPhasePending
+	case ready.Status == metav1.ConditionTrue && claim.Status.Sleep != nil:
+		return tenancyv1alpha1.ClaimPhaseSleeping
+	case ready.Status == metav1.ConditionTrue && claim.Status.PodsActive:
+		return tenancyv1alpha1.ClaimPhaseActive
+	case ready.Status == metav1.ConditionTrue:
+		return tenancyv1alpha1.ClaimPhaseIdle
+	case ready.Reason == tenancyv1alpha1.NamespaceTerminatingReason || ready.Reason == tenancyv1alpha1.ReleasedReason:
+		return tenancyv1alpha1.ClaimPhaseTerminating
+	case tenancyv1alpha1.IsRefusalReason(ready.Reason):
+		return tenancyv1alpha1.ClaimPhaseRefused
+	}
+	return tenancyv1alpha1.ClaimPhasePending
 }
 
 // internalErrorMessage tells a pipeline what it can do about a failed API call: wait (the operator retries
@@ -105,6 +135,26 @@ func setStopped(s *claimScope, set conditionSetter) bool {
 		return true
 	}
 	return false
+}
+
+// expiredMessage is the Expired condition's reason and message: the hard TTL's, or the idle TTL's.
+func expiredMessage(s *claimScope) (reason, msg string) {
+	again := fmt.Sprintf(". Delete this claim (kubectl delete namespaceclaim %s) before creating a claim of the same name again", s.claim.Name)
+	if !s.idleExpired {
+		return tenancyv1alpha1.ExpiredReason, fmt.Sprintf("The claim's TTL ended at %s; its namespace is deleted", s.expiresAt.UTC().Format(time.RFC3339)) +
+			again + "; for more time, create a claim with another name"
+	}
+	st := s.claim.Status
+	var since, at string
+	if st.LastActivity != nil {
+		since = st.LastActivity.UTC().Format(time.RFC3339)
+	}
+	if st.IdleExpiresAt != nil {
+		at = st.IdleExpiresAt.UTC().Format(time.RFC3339)
+	}
+	return tenancyv1alpha1.IdleExpiredReason, fmt.Sprintf(
+		"The namespace was idle (no Pod Pending or Running, no heartbeat) from %s until its idle TTL ended at %s; it is deleted", since, at) +
+		again + "; to keep the next one longer while idle, send heartbeats (kubectl nsclaim heartbeat) or claim with --keep"
 }
 
 // quietUntil returns until when a claim whose namespace is not usable yet keeps its status unwritten:
@@ -158,6 +208,16 @@ func setProgress(s *claimScope, set conditionSetter) {
 	}
 }
 
+// setPooledCondition sets the Pooled condition recorded by reconcilePool, if any.
+func setPooledCondition(s *claimScope, set conditionSetter) {
+	switch s.pooled {
+	case tenancyv1alpha1.PoolHitReason:
+		set(tenancyv1alpha1.PooledCondition, true, s.pooled, fmt.Sprintf("Namespace %s was handed out of the warm pool of NamespaceClass %s", s.desired.Namespace.Name, s.class.Name))
+	case tenancyv1alpha1.PoolEmptyReason:
+		set(tenancyv1alpha1.PooledCondition, false, s.pooled, fmt.Sprintf("The warm pool of NamespaceClass %s had no ready namespace; namespace %s was made for this claim", s.class.Name, s.desired.Namespace.Name))
+	}
+}
+
 // setReady derives Ready from the other conditions. The self-test runs before credentials are issued,
 // so its condition explains a claim first.
 func setReady(claim *tenancyv1alpha1.NamespaceClaim, set conditionSetter) {
@@ -177,4 +237,22 @@ func setReady(claim *tenancyv1alpha1.NamespaceClaim, set conditionSetter) {
 		return
 	}
 	set(tenancyv1alpha1.ReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s is ready; credentials are in Secret %s", claim.Status.Namespace, claim.Status.CredentialsSecretName))
+}
+
+// patchStatus writes the status setStatus derived, once, and only if it changed; written reports that
+// the API server took the write (claim then carries the resourceVersion it returned). It is the one
+// write of a claim's status: Reconcile's at the end of every reconcile, and the deletion branch's
+// (reconcileDelete) while it waits for its namespaces. The sleep phase's record of a sleep is the one
+// exception (see statusFacts); TestStatusIsWrittenOnlyByTheListedWriters keeps that list closed.
+func (r *NamespaceClaimReconciler) patchStatus(ctx context.Context, before, claim *tenancyv1alpha1.NamespaceClaim) (written bool, err error) {
+	if equality.Semantic.DeepEqual(before.Status, claim.Status) {
+		return false, nil
+	}
+	if err := r.Status().Patch(ctx, claim, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("patching status: %w", err)
+	}
+	return true, nil
 }

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/childapply"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 )
@@ -70,13 +71,13 @@ func TestUpgradeWritesEachChildOnce(t *testing.T) {
 	for _, rb := range s.desired.RoleBindings {
 		children = append(children, rb)
 	}
-	id := identity(ns.Name, string(ns.UID), owner.UID, owner.Namespace)
+	id := childapply.Identity(ns.Name, string(ns.UID), owner.UID, owner.Namespace)
 
 	// Every child as 0.3.0 applied it: nsclaim's field owner, the claim's name, another digest.
 	for _, c := range children {
 		gvk, err := apiutil.GVKForObject(c, k8s.Scheme())
 		g.Expect(err).NotTo(HaveOccurred())
-		old, err := applyConfiguration(c, gvk, id)
+		old, err := childapply.ApplyConfiguration(c, gvk, id)
 		g.Expect(err).NotTo(HaveOccurred())
 		ann := old["metadata"].(map[string]any)["annotations"].(map[string]any)
 		ann[tenancyv1alpha1.ClaimNameAnnotation], ann[claimpolicy.AppliedAnnotation] = owner.Name, staleDigest

@@ -18,6 +18,7 @@ package namespaceclaim
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/nsclaim/nsclaim-operator/internal/informers"
@@ -65,6 +66,9 @@ func (r *NamespaceClaimReconciler) usable() informers.Usable {
 	return informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
 }
 
-// usablePoll re-checks a namespace that waits for something no watch reports (its `default`
-// ServiceAccount).
-const usablePoll = time.Second
+// grantsWaitMessage says why a namespace's tenant gets no access yet.
+func grantsWaitMessage(namespace string, at time.Time) string {
+	return fmt.Sprintf("Waiting until %s to grant access to namespace %s: a namespace of that name may have been in use moments ago "+
+		"(or the operator started moments ago and cannot know), and until then the API server may still accept a previous holder's token",
+		at.UTC().Format(time.RFC3339), namespace)
+}

@@ -21,6 +21,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -130,4 +132,9 @@ func finalizersChangedPredicate() predicate.Predicate {
 				!slices.Contains(e.ObjectNew.GetFinalizers(), tenancyv1alpha1.ClaimFinalizer)
 		},
 	}
+}
+
+// requestFor is the reconcile request for a claim key.
+func requestFor(namespace, name string) ctrl.Request {
+	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
 }

@@ -383,6 +383,8 @@ func startManager() {
 		// envtest runs no admission fence; the pool's own guard against forged pooled namespaces is
 		// the fence's label guard, tested in test/security and test/e2e.
 		PoolWithoutFence: true,
+		Pool: &namespacepool.Handout{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim"),
+			DefaultServiceAccounts: defaultSAs, NameReuse: nameReuse, Bindings: bindings, Ownership: owns},
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		panic(err)

@@ -35,26 +35,26 @@ func TestWrittenStatusLivesUntilTheCacheHoldsTheWrite(t *testing.T) {
 	r := &NamespaceClaimReconciler{}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ci", Name: "c"}}
 	written := tenancyv1alpha1.NamespaceClaimStatus{Namespace: "team-a"}
-	r.writtenStatus.Store(req.NamespacedName, writtenStatus{uid: "uid-1", resourceVersion: "7", status: written.DeepCopy()})
-	stored := func() bool { _, ok := r.writtenStatus.Load(req.NamespacedName); return ok }
+	r.mem.written.Store(req.NamespacedName, writtenStatus{uid: "uid-1", resourceVersion: "7", status: written.DeepCopy()})
+	stored := func() bool { _, ok := r.mem.written.Load(req.NamespacedName); return ok }
 	cached := func(uid types.UID, rv string) *tenancyv1alpha1.NamespaceClaim {
 		return &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ci", UID: uid, ResourceVersion: rv}}
 	}
 
 	stale := cached("uid-1", "6")
-	r.overlayWrittenStatus(req, stale)
+	r.mem.overlay(req.NamespacedName, stale)
 	g.Expect(stale.Status).To(Equal(written), "a copy older than the write gets the written status")
 	g.Expect(stored()).To(BeTrue(), "kept while the cache lags")
 
 	caughtUp := cached("uid-1", "7")
 	caughtUp.Status = written
-	r.overlayWrittenStatus(req, caughtUp)
+	r.mem.overlay(req.NamespacedName, caughtUp)
 	g.Expect(caughtUp.Status).To(Equal(written))
 	g.Expect(stored()).To(BeFalse(), "forgotten once the cache holds the write")
 
-	r.writtenStatus.Store(req.NamespacedName, writtenStatus{uid: "uid-1", resourceVersion: "7", status: written.DeepCopy()})
+	r.mem.written.Store(req.NamespacedName, writtenStatus{uid: "uid-1", resourceVersion: "7", status: written.DeepCopy()})
 	other := cached("uid-2", "9")
-	r.overlayWrittenStatus(req, other)
+	r.mem.overlay(req.NamespacedName, other)
 	g.Expect(other.Status).To(Equal(tenancyv1alpha1.NamespaceClaimStatus{}), "another claim of the same name keeps its own status")
 	g.Expect(stored()).To(BeFalse())
 }

@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package namespacepool keeps each NamespaceClass's warm pool (spec.pool): namespaces made ahead,
-// already usable, bound to nobody, that the claim reconciler hands to claims (docs/pool.md).
+// already usable, bound to nobody (PoolReconciler), and hands them to claims when the claim reconciler
+// asks (Handout) (docs/pool.md).
 package namespacepool
 
 import (

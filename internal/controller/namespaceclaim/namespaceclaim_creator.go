@@ -62,19 +62,3 @@ func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *clai
 	}
 	return nil
 }
-
-// reconcileRequesterAccess takes the place of the self-test and credentials phases for a class of
-// credentials mode Requester: it proves through SubjectAccessReviews, as the creator (username, groups,
-// UID and extra as stamped), that the creator can do in the namespace what the class grants and nothing
-// outside it, then records the creator in status.boundUser. No token is minted, no Secret written.
-func (r *NamespaceClaimReconciler) reconcileRequesterAccess(ctx context.Context, s *claimScope) error {
-	if err := r.reconcileCreatorSelfTest(ctx, s); err != nil {
-		return err
-	}
-	if s.selfTest != nil && !s.selfTest.OK() {
-		return nil
-	}
-	s.found.boundUser.set(s.claim.Spec.Creator.Username)
-	s.creatorBound = true
-	return nil
-}

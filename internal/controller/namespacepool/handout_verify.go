@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package namespacepool
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func pooledTampered(c pooledContents) string {
 
 // readPooledContents reads, at the API server (metadata only, the three lists at once), what
 // pooledTampered judges.
-func (r *NamespaceClaimReconciler) readPooledContents(ctx context.Context, ns string) (pooledContents, error) {
+func (h *Handout) readPooledContents(ctx context.Context, ns string) (pooledContents, error) {
 	var c pooledContents
 	lists := []struct {
 		gvk  schema.GroupVersionKind
@@ -85,7 +85,7 @@ func (r *NamespaceClaimReconciler) readPooledContents(ctx context.Context, ns st
 			l := &lists[i]
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(l.gvk)
-			if l.err = r.APIReader.List(ctx, list, client.InNamespace(ns)); l.err != nil {
+			if l.err = h.APIReader.List(ctx, list, client.InNamespace(ns)); l.err != nil {
 				return
 			}
 			for _, o := range list.Items {
@@ -99,8 +99,8 @@ func (r *NamespaceClaimReconciler) readPooledContents(ctx context.Context, ns st
 			return c, fmt.Errorf("reading what pooled namespace %s holds: %w", ns, l.err)
 		}
 	}
-	if r.Bindings != nil {
-		grants, err := r.Bindings.TenantBindings(ctx, ns)
+	if h.Bindings != nil {
+		grants, err := h.Bindings.TenantBindings(ctx, ns)
 		if err != nil {
 			return c, err
 		}
@@ -114,8 +114,8 @@ func (r *NamespaceClaimReconciler) readPooledContents(ctx context.Context, ns st
 // verifyPooled checks a pooled namespace, proven the pool's by its record, before it is handed out:
 // one that holds more than the pool made is discarded (deleted as it was read, with a Warning Event on
 // the class) and the claim takes another, or the cold path. It reports whether ns may be handed out.
-func (r *NamespaceClaimReconciler) verifyPooled(ctx context.Context, s *claimScope, ns *corev1.Namespace) (bool, error) {
-	contents, err := r.readPooledContents(ctx, ns.Name)
+func (h *Handout) verifyPooled(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, ns *corev1.Namespace) (bool, error) {
+	contents, err := h.readPooledContents(ctx, ns.Name)
 	if err != nil {
 		return false, err
 	}
@@ -124,12 +124,12 @@ func (r *NamespaceClaimReconciler) verifyPooled(ctx context.Context, s *claimSco
 		return true, nil
 	}
 	uid, rv := ns.UID, ns.ResourceVersion
-	if err := r.Delete(ctx, ns, client.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	if err := h.Client.Delete(ctx, ns, client.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return false, fmt.Errorf("discarding pooled namespace %s: %w", ns.Name, err)
 	}
 	logf.FromContext(ctx).Info("Discarded a pooled namespace that holds more than the pool made", "pooledNamespace", klog.KObj(ns), "why", why)
-	if r.Recorder != nil {
-		r.Recorder.Eventf(s.class, nil, corev1.EventTypeWarning, tenancyv1alpha1.PooledNamespaceDiscardedReason, "Discard",
+	if h.Recorder != nil {
+		h.Recorder.Eventf(class, nil, corev1.EventTypeWarning, tenancyv1alpha1.PooledNamespaceDiscardedReason, "Discard",
 			"Pooled namespace %s was discarded instead of handed out: %s", ns.Name, why)
 	}
 	return false, nil

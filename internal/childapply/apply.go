@@ -14,7 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+// Package childapply writes the objects nsclaim keeps inside a namespace (a claim's children) with
+// server-side apply, and decides, without a client, whether one needs writing at all: the apply
+// configuration of a typed object, a digest of it in claimpolicy.AppliedAnnotation (the fields nsclaim
+// once set and no longer does), the comparison of what is desired with what the object holds, and the
+// few cases where an apply changes nothing anyone may do (an RBAC object that grants what it should,
+// a child that lacks only its claim's marks). It knows no claim: the caller says which values differ
+// from one claim to the next (Identity), and whether a missing object is read again from the API server
+// or a child lacking only its marks is left for later (Options).
+package childapply
 
 import (
 	"context"
@@ -28,7 +36,6 @@ import (
 	"strconv"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,29 +48,52 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 )
 
-// applyChild makes the child want exist as built, with a server-side apply under FieldOwner that forces
-// ownership of the fields nsclaim sets and leaves every other field (a label a tenant added) alone. It
-// reads the object through the cache first; one the cache does not hold (missing, stripped of its
-// nsclaim labels, or made moments ago) is read from the API server when readOnMiss is set, so a cache
-// that lags behind a write does not count as a change, and is otherwise applied at once. Nothing is
-// sent when the object already carries everything the apply would set (see childAction). A binding whose roleRef differs is deleted and
-// created again, since the API server refuses to change a roleRef. It reports whether it repaired
-// anything. With deferMarks, a child that lacks only its claim's marks (a pooled namespace's, made
-// before any claim owned it: claimMarksOnly) is not written, and reported deferred.
-func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.Object, id *strings.Replacer, readOnMiss, deferMarks bool) (repaired, deferred bool, err error) {
+// Applier writes children with server-side apply, and only where they differ from what is desired.
+type Applier struct {
+	// Client reads through the informer cache and writes to the API server; its scheme knows every
+	// kind applied.
+	Client client.Client
+	// APIReader reads from the API server directly: an object the cache misses, when
+	// Options.ReadOnMiss is set.
+	APIReader client.Reader
+}
+
+// Options say how Apply treats one child.
+type Options struct {
+	// Identity takes, out of the text the child's digest is made of, the values that differ from one
+	// claim to the next (see Identity); nil leaves everything in.
+	Identity *strings.Replacer
+	// ReadOnMiss reads an object the cache does not hold from the API server, so that a cache that
+	// lags behind a write does not count as a change.
+	ReadOnMiss bool
+	// DeferMarks leaves a child that lacks only its claim's marks unwritten, and reports it deferred.
+	DeferMarks bool
+}
+
+// Apply makes the child want exist as built, with a server-side apply under kube.FieldOwner that
+// forces ownership of the fields nsclaim sets and leaves every other field (a label a tenant added)
+// alone. It reads the object through the cache first; one the cache does not hold (missing, stripped
+// of its nsclaim labels, or made moments ago) is read from the API server when o.ReadOnMiss is set,
+// and is otherwise applied at once. Nothing is sent when the object already carries everything the
+// apply would set (see childAction). A binding whose roleRef differs is deleted and created again,
+// since the API server refuses to change a roleRef. With o.DeferMarks, a child that lacks only its
+// claim's marks (a pooled namespace's, made before any claim owned it: claimMarksOnly) is not written,
+// and reported deferred. repaired says the child was created or changed in a way that changes what
+// anyone may do.
+func (a Applier) Apply(ctx context.Context, want client.Object, o Options) (repaired, deferred bool, err error) {
 	key := client.ObjectKeyFromObject(want)
-	gvk, err := apiutil.GVKForObject(want, r.Scheme())
+	gvk, err := apiutil.GVKForObject(want, a.Client.Scheme())
 	if err != nil {
 		return false, false, err
 	}
-	desired, err := applyConfiguration(want, gvk, id)
+	desired, err := ApplyConfiguration(want, gvk, o.Identity)
 	if err != nil {
 		return false, false, fmt.Errorf("building %s %s: %w", gvk.Kind, key, err)
 	}
 	have := reflect.New(reflect.TypeOf(want).Elem()).Interface().(client.Object)
-	ok, err := kube.Found(r.Get(ctx, key, have))
-	if err == nil && !ok && readOnMiss {
-		ok, err = kube.Found(r.APIReader.Get(ctx, key, have))
+	ok, err := kube.Found(a.Client.Get(ctx, key, have))
+	if err == nil && !ok && o.ReadOnMiss {
+		ok, err = kube.Found(a.APIReader.Get(ctx, key, have))
 	}
 	if err != nil {
 		return false, false, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
@@ -75,7 +105,7 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 		}
 	}
 	action := childAction(desired, current)
-	if deferMarks && action == childApply && claimMarksOnly(desired, current) {
+	if o.DeferMarks && action == childApply && claimMarksOnly(desired, current) {
 		return false, true, nil
 	}
 	_, named := have.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]
@@ -93,24 +123,24 @@ func (r *NamespaceClaimReconciler) applyChild(ctx context.Context, want client.O
 	switch action {
 	case childUpToDate:
 		if named {
-			return false, false, r.dropClaimName(ctx, have, gvk.Kind)
+			return false, false, a.dropClaimName(ctx, have, gvk.Kind)
 		}
 		return false, false, nil
 	case childReplace:
 		uid, rv := have.GetUID(), have.GetResourceVersion()
-		if err := r.Delete(ctx, have, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
+		if err := a.Client.Delete(ctx, have, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
 			return false, false, fmt.Errorf("replacing %s %s: %w", gvk.Kind, key, err)
 		}
 		named = false
 	}
 	applied := &unstructured.Unstructured{Object: desired}
-	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
 		return false, false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
 	// The apply removed the claim-name annotation if nsclaim's field owner had applied it (0.3.0); one
 	// written with an update (0.2.0) is still in the answer, and goes with one patch more.
 	if _, still := applied.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation]; named && still {
-		return repair, false, r.dropClaimName(ctx, have, gvk.Kind)
+		return repair, false, a.dropClaimName(ctx, have, gvk.Kind)
 	}
 	return repair, false, nil
 }
@@ -178,20 +208,20 @@ var dropClaimNamePatch = client.RawPatch(types.MergePatchType,
 // patched only where no apply is due or the apply left it: every write of an RBAC object by the operator
 // costs kube-apiserver's escalation check (docs/benchmarks.md). It is not a repair: nothing the tenant
 // may do changed.
-func (r *NamespaceClaimReconciler) dropClaimName(ctx context.Context, have client.Object, kind string) error {
-	if err := r.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
+func (a Applier) dropClaimName(ctx context.Context, have client.Object, kind string) error {
+	if err := a.Client.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("updating %s %s: %w", kind, client.ObjectKeyFromObject(have), err)
 	}
 	return nil
 }
 
-// identity returns the replacer that takes, out of the text a child's digest is made of, the values
+// Identity returns the replacer that takes, out of the text a child's digest is made of, the values
 // that differ from one claim to the next: its namespace's name and UID, and the claim's UID and
 // namespace (values, empty ones left out, in any order). Each becomes a token ("${1}", "${2}", ...),
 // longest value first, and a "$" of the text becomes "$$". The replacement can be undone (read left to
 // right, "$$" is "$" and "${n}" is the n-th value), so for one claim's children two texts that differ give
 // two texts that differ: a digest still changes with every field the class changes.
-func identity(values ...string) *strings.Replacer {
+func Identity(values ...string) *strings.Replacer {
 	values = slices.DeleteFunc(slices.Clone(values), func(v string) bool { return v == "" })
 	slices.SortStableFunc(values, func(a, b string) int { return len(b) - len(a) })
 	values = slices.Compact(values)
@@ -203,12 +233,12 @@ func identity(values ...string) *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }
 
-// applyConfiguration returns the apply configuration of the typed object want, of kind gvk: the fields
+// ApplyConfiguration returns the apply configuration of the typed object want, of kind gvk: the fields
 // want sets, with its name, namespace, labels, annotations and owner references (optional fields it
 // leaves empty are omitted; builders set explicit zero values, such as
 // automountServiceAccountToken=false, through pointers), with claimpolicy.AppliedAnnotation set to their digest,
 // taken with id's values left out (nil: none).
-func applyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *strings.Replacer) (map[string]any, error) {
+func ApplyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *strings.Replacer) (map[string]any, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
 	if err != nil {
 		return nil, err
@@ -243,7 +273,7 @@ func applyConfiguration(want client.Object, gvk schema.GroupVersionKind, id *str
 	return u, nil
 }
 
-// childDecision is what applyChild does with a child.
+// childDecision is what Apply does with a child.
 type childDecision int
 
 const (
@@ -256,7 +286,7 @@ const (
 )
 
 // childAction decides, from the apply configuration desired and the object as it is (current, nil when
-// missing), what applyChild does. Fields only others set, labels and annotations among them, do not
+// missing), what Apply does. Fields only others set, labels and annotations among them, do not
 // count; lists must match element for element (the lists nsclaim sets are atomic); an owner reference
 // nsclaim sets must be among the object's.
 func childAction(desired, current map[string]any) childDecision {
@@ -335,39 +365,4 @@ func covers(have, want any) bool {
 	default:
 		return reflect.DeepEqual(have, want)
 	}
-}
-
-// labelsAndAnnotationsMatch reports whether have carries every label and annotation of want.
-func labelsAndAnnotationsMatch(want, have metav1.Object) bool {
-	return isSubset(want.GetLabels(), have.GetLabels()) && isSubset(want.GetAnnotations(), have.GetAnnotations())
-}
-
-func isSubset(sub, super map[string]string) bool {
-	for k, v := range sub {
-		if got, ok := super[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
-
-// mergeMeta adds want's labels and annotations to obj, keeping the ones others set.
-func mergeMeta(obj, want metav1.Object) {
-	l := maps.Clone(obj.GetLabels())
-	if l == nil {
-		l = map[string]string{}
-	}
-	maps.Copy(l, want.GetLabels())
-	obj.SetLabels(l)
-	a := maps.Clone(obj.GetAnnotations())
-	if a == nil {
-		a = map[string]string{}
-	}
-	maps.Copy(a, want.GetAnnotations())
-	obj.SetAnnotations(a)
-}
-
-// isNil reports whether an optional desired object is absent (a typed nil inside the interface).
-func isNil(o client.Object) bool {
-	return o == nil || reflect.ValueOf(o).IsNil()
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package childapply
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ var (
 
 func mustApplyConfiguration(t *testing.T, o client.Object, gvk schema.GroupVersionKind) map[string]any {
 	t.Helper()
-	u, err := applyConfiguration(o, gvk, nil)
+	u, err := ApplyConfiguration(o, gvk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,14 +301,14 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 		for _, rb := range d.RoleBindings {
 			objs = append(objs, rb)
 		}
-		id := identity(c.ns, c.nsUID, c.owner.UID, c.owner.Namespace)
+		id := Identity(c.ns, c.nsUID, c.owner.UID, c.owner.Namespace)
 		out := map[string]any{}
 		for _, o := range objs {
 			gvk, err := apiutil.GVKForObject(o, scheme)
 			if err != nil {
 				t.Fatal(err)
 			}
-			u, err := applyConfiguration(o, gvk, id)
+			u, err := ApplyConfiguration(o, gvk, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,10 +332,10 @@ func TestDigestLeavesOutTheClaimsIdentity(t *testing.T) {
 
 	// For one claim, texts that differ give digests that differ, even where the text looks like the
 	// tokens the identity becomes.
-	id := identity("ci-pr-1", "team-a")
+	id := Identity("ci-pr-1", "team-a")
 	digest := func(v string) any {
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-tenant", Namespace: "ci-pr-1", Labels: map[string]string{"x": v}}}
-		u, err := applyConfiguration(sa, saGVK, id)
+		u, err := ApplyConfiguration(sa, saGVK, id)
 		if err != nil {
 			t.Fatal(err)
 		}
