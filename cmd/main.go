@@ -49,12 +49,12 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -253,7 +253,7 @@ func run(o options) error {
 	}
 
 	// Made before the caches start: its Namespace transform must see every deletion from the start.
-	nameReuse := informers.NewNamespaceReuse(clock.RealClock{}, time.Now())
+	nameReuse := watchcache.NewNamespaceReuse(clock.RealClock{}, time.Now())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -267,7 +267,7 @@ func run(o options) error {
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
 		GracefulShutdownTimeout:       &o.shutdownTimeout,
-		Cache:                         informers.CacheOptions(protocol.Namespace, nameReuse),
+		Cache:                         watchcache.CacheOptions(protocol.Namespace, nameReuse),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -291,11 +291,11 @@ func run(o options) error {
 	if o.requireFence {
 		fenceGate = fenceObs
 	}
-	bindings, defaultSAs, err := informers.AddSideCaches(mgr, cfg, scheme)
+	bindings, defaultSAs, err := watchcache.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
-	activePods, err := informers.AddActivePods(mgr, cfg, scheme)
+	activePods, err := watchcache.AddActivePods(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}

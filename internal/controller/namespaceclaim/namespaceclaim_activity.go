@@ -29,7 +29,7 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
@@ -81,17 +81,17 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 }
 
 // countActivePods counts the active Pods of namespace ns, and those that are work (not a ReplicaSet's or
-// a StatefulSet's): from the informers.ActivePods cache, or without it (unit tests) from the API server.
+// a StatefulSet's): from the watchcache.ActivePods cache, or without it (unit tests) from the API server.
 func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns string) (all, work int, err error) {
 	if r.ActivePods != nil {
 		return r.ActivePods.CountWork(ctx, ns)
 	}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: informers.ActivePodSelector}); err != nil {
+	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: watchcache.ActivePodSelector}); err != nil {
 		return 0, 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
 	}
-	return len(list.Items), informers.CountWork(list.Items), nil
+	return len(list.Items), watchcache.CountWork(list.Items), nil
 }
 
 // expiredMessage is the Expired condition's reason and message: the hard TTL's, or the idle TTL's.

@@ -146,7 +146,7 @@ func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimSc
 
 // handOut takes one ready namespace of the class's pool for the claim, or returns nil when there is
 // none: a pooled namespace (claimpolicy.IsPooled) of the class as it is now (claimpolicy.PoolCurrent),
-// not terminating, whose grants may be made at once (informers.NamespaceReuse) and that is usable
+// not terminating, whose grants may be made at once (watchcache.NamespaceReuse) and that is usable
 // (the quota's status computed, the `default` ServiceAccount made). It is taken by a merge patch of
 // its labels conditional on the resourceVersion it was read at (claimpolicy.HandoutPatch): if another
 // claim took it, or the pool drained it, the API server answers Conflict and the next one is tried.

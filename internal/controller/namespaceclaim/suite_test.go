@@ -53,9 +53,9 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespacepool"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // The ConfigMap protocol runs in the suite with the shell operator's defaults and its own class.
@@ -340,22 +340,22 @@ func loadOwnershipKey() {
 func startManager() {
 	loadOwnershipKey()
 	// The suite's API server started empty: nothing was deleted before it.
-	nameReuse := informers.NewNamespaceReuse(testClock, controlPlaneStarted)
+	nameReuse := watchcache.NewNamespaceReuse(testClock, controlPlaneStarted)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   informers.CacheOptions(requestsNamespace, nameReuse),
+		Cache:   watchcache.CacheOptions(requestsNamespace, nameReuse),
 		// The suite restarts the manager to prove a restart issues no token.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		panic(err)
 	}
-	bindings, defaultSAs, err := informers.AddSideCaches(mgr, cfg, scheme)
+	bindings, defaultSAs, err := watchcache.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		panic(err)
 	}
-	activePods, err := informers.AddActivePods(mgr, cfg, scheme)
+	activePods, err := watchcache.AddActivePods(mgr, cfg, scheme)
 	if err != nil {
 		panic(err)
 	}

@@ -44,10 +44,11 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
+	"github.com/nsclaim/nsclaim-operator/internal/usable"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 const (
@@ -80,10 +81,10 @@ type PoolReconciler struct {
 	Clock     clock.PassiveClock
 	// DefaultServiceAccounts reports each namespace's `default` ServiceAccount; nil reads it from the
 	// API server.
-	DefaultServiceAccounts *informers.DefaultServiceAccounts
+	DefaultServiceAccounts *watchcache.DefaultServiceAccounts
 	// NameReuse learns of the namespaces the pool creates, so one whose name was in use moments ago is
-	// not handed out before the previous holder's token is dead (see informers.NamespaceReuse).
-	NameReuse *informers.NamespaceReuse
+	// not handed out before the previous holder's token is dead (see watchcache.NamespaceReuse).
+	NameReuse *watchcache.NamespaceReuse
 	// Ownership proves that a namespace labelled as pooled was made by this reconciler (the pool's record,
 	// internal/ownership): only such a namespace is counted, kept, handed out or deleted.
 	Ownership *ownership.Verifier
@@ -129,7 +130,7 @@ func (r *PoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			return ctrl.Result{}, err
 		}
 		if at := r.grantsAt(ns); usable && at.After(r.now()) {
-			// Its tenant may not be bound yet (see informers.NamespaceReuse): not ready until then.
+			// Its tenant may not be bound yet (see watchcache.NamespaceReuse): not ready until then.
 			usable = false
 			p.wakeAt(at.Sub(r.now()))
 		}
@@ -373,7 +374,7 @@ func pooledChildren(d claimpolicy.Desired, ns *corev1.Namespace) []client.Object
 }
 
 // ensureUsable makes sure the pooled namespace ns holds its objects and reports whether it is usable,
-// by the same rule as a claim's namespace (informers.Usable).
+// by the same rule as a claim's namespace (usable.Checker).
 func (r *PoolReconciler) ensureUsable(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, ns *corev1.Namespace) (bool, error) {
 	d := claimpolicy.BuildPooled(ns.Name, class)
 	if err := r.createChildren(ctx, d, ns); err != nil {
@@ -383,9 +384,9 @@ func (r *PoolReconciler) ensureUsable(ctx context.Context, class *tenancyv1alpha
 	return pending == "" && err == nil, err
 }
 
-// usable checks a pooled namespace by the rule a claim's namespace is checked by (informers.Usable).
-func (r *PoolReconciler) usable() informers.Usable {
-	return informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
+// usable checks a pooled namespace by the rule a claim's namespace is checked by (usable.Checker).
+func (r *PoolReconciler) usable() usable.Checker {
+	return usable.Checker{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
 }
 
 // writeStatus records the pool's counts in the class's status.pool, if they changed.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package informers
+package watchcache
 
 import (
 	"fmt"
@@ -46,7 +46,7 @@ import (
 // costs: a PartialObjectMetadata with a name, a namespace, a UID and a resourceVersion in a store
 // with no index. Run it with
 //
-//	go test ./internal/informers/ -run '^$' -bench BenchmarkCachedObjectCost -benchtime 5000x
+//	go test ./internal/watchcache/ -run '^$' -bench BenchmarkCachedObjectCost -benchtime 5000x
 //
 // and read the B/claim and B/object columns (docs/benchmarks.md, "Memory, round 8").
 func BenchmarkCachedObjectCost(b *testing.B) {

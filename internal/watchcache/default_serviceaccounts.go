@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package informers
+package watchcache
 
 import (
 	"context"
@@ -44,7 +44,7 @@ type DefaultServiceAccounts struct {
 // manager (it is a Runnable; AddSideCaches does) so it starts with the others.
 func NewDefaultServiceAccounts(cfg *rest.Config, scheme *runtime.Scheme) (*DefaultServiceAccounts, error) {
 	c, err := newSideCache(cfg, scheme, "the default ServiceAccount cache", map[client.Object]cache.ByObject{
-		newServiceAccountMetadata(): {Field: fields.OneTermEqualSelector("metadata.name", kube.DefaultServiceAccount)},
+		NewServiceAccountMetadata(): {Field: fields.OneTermEqualSelector("metadata.name", kube.DefaultServiceAccount)},
 	}, stripToIdentity)
 	if err != nil {
 		return nil, err
@@ -52,19 +52,27 @@ func NewDefaultServiceAccounts(cfg *rest.Config, scheme *runtime.Scheme) (*Defau
 	return &DefaultServiceAccounts{sideCache: c}, nil
 }
 
+// DefaultServiceAccountsFrom reads the `default` ServiceAccounts from c, a cache the caller runs that
+// holds ServiceAccounts as metadata; NewDefaultServiceAccounts makes the operator's own.
+func DefaultServiceAccountsFrom(c cache.Cache) *DefaultServiceAccounts {
+	return &DefaultServiceAccounts{sideCache: sideCache{cache: c}}
+}
+
 // Exists reports whether namespace ns has its `default` ServiceAccount, as the cache last saw it.
 func (d *DefaultServiceAccounts) Exists(ctx context.Context, ns string) (bool, error) {
-	return kube.Found(d.cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.DefaultServiceAccount}, newServiceAccountMetadata()))
+	return kube.Found(d.cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.DefaultServiceAccount}, NewServiceAccountMetadata()))
 }
 
 // Source is the watch that enqueues, for each `default` ServiceAccount event, what toClaims maps its
 // namespace to.
 func (d *DefaultServiceAccounts) Source(toClaims func(ctx context.Context, namespace string) []reconcile.Request) source.Source {
-	return source.Kind(d.cache, client.Object(newServiceAccountMetadata()), handler.EnqueueRequestsFromMapFunc(
+	return source.Kind(d.cache, client.Object(NewServiceAccountMetadata()), handler.EnqueueRequestsFromMapFunc(
 		func(ctx context.Context, o client.Object) []reconcile.Request { return toClaims(ctx, o.GetNamespace()) }))
 }
 
-func newServiceAccountMetadata() *metav1.PartialObjectMetadata {
+// NewServiceAccountMetadata returns an empty ServiceAccount as metadata only, the form this cache holds
+// and a metadata-only GET reads.
+func NewServiceAccountMetadata() *metav1.PartialObjectMetadata {
 	sa := &metav1.PartialObjectMetadata{}
 	sa.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccount"))
 	return sa

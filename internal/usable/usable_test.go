@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package informers
+package usable
 
 import (
 	"context"
@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // readerCache is a cache.Cache that answers Get from a client; nothing else of it is called.
@@ -45,7 +46,7 @@ func (c readerCache) Get(ctx context.Context, key client.ObjectKey, obj client.O
 	return c.r.Get(ctx, key, obj, opts...)
 }
 
-func TestUsablePending(t *testing.T) {
+func TestCheckerPending(t *testing.T) {
 	const ns = "team-a"
 	hard := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")}
 	want := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "quota"}, Spec: corev1.ResourceQuotaSpec{Hard: hard}}
@@ -89,10 +90,10 @@ func TestUsablePending(t *testing.T) {
 				}})
 			}
 			c := b.Build()
-			u := Usable{Reader: c, APIReader: c}
+			u := Checker{Reader: c, APIReader: c}
 			if tc.informer {
 				u.APIReader = nil
-				u.ServiceAccounts = &DefaultServiceAccounts{sideCache{cache: readerCache{r: c}}}
+				u.ServiceAccounts = watchcache.DefaultServiceAccountsFrom(readerCache{r: c})
 			}
 			pending, poll, err := u.Pending(context.Background(), ns, tc.quota)
 			if tc.err {
