@@ -29,6 +29,7 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/lifecycle"
 	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
@@ -46,7 +47,7 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 		return nil
 	}
 	s.activityObserved = true
-	idleTTL, _, _ := claimpolicy.IdleTTL(claim, s.class)
+	idleTTL, _, _ := lifecycle.IdleTTL(claim, s.class)
 	pods, work, err := r.countActivePods(ctx, s.heldNamespace())
 	if err != nil {
 		return err
@@ -61,15 +62,15 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 		// a heartbeat wakes the namespace (reconcileSleep).
 		pods = 0
 	}
-	in := claimpolicy.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
+	in := lifecycle.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
 		WasActive: claim.Status.PodsActive, Observed: claim.Status.LastActivity != nil}
 	if in.Observed {
 		in.LastActivity = claim.Status.LastActivity.Time
 	}
-	if hb, ok := claimpolicy.Heartbeat(claim, s.now); ok {
+	if hb, ok := lifecycle.Heartbeat(claim, s.now); ok {
 		in.Heartbeat = hb.UTC().Truncate(time.Second)
 	}
-	a := claimpolicy.IdleActivity(in)
+	a := lifecycle.IdleActivity(in)
 	s.found.podsActive.set(a.Active)
 	s.found.lastActivity.set(credentials.ExpiryTime(a.LastActivity))
 	s.found.idleExpiresAt.set(nil)

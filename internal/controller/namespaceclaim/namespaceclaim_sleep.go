@@ -33,7 +33,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/lifecycle"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
@@ -84,7 +83,7 @@ func (r *NamespaceClaimReconciler) reconcileSleep(ctx context.Context, s *claimS
 	if sleeping {
 		in.Since = claim.Status.Sleep.Since.Time
 	}
-	if hb, ok := claimpolicy.Heartbeat(claim, s.now); ok {
+	if hb, ok := lifecycle.Heartbeat(claim, s.now); ok {
 		in.Heartbeat = hb.UTC().Truncate(time.Second)
 	}
 	d := lifecycle.DecideSleep(in)

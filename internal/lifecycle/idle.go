@@ -14,20 +14,21 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package claimpolicy
+package lifecycle
 
 import (
 	"fmt"
 	"time"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // IdleTTL returns how long the claim's namespace may stay idle: spec.keep, else the class's
 // lifetime.idleTTL. enabled is false when the class sets no idleTTL (then spec.keep is ignored). It
 // refuses a spec.keep above the class's lifetime.maxKeep (its idleTTL when it sets no maxKeep), and then
 // returns the class's idleTTL, so a namespace the claim holds keeps idling out by the class.
-func IdleTTL(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.NamespaceClass) (ttl time.Duration, enabled bool, refusal *Refusal) {
+func IdleTTL(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.NamespaceClass) (ttl time.Duration, enabled bool, refusal *claimpolicy.Refusal) {
 	l := class.Spec.Lifetime
 	if l.IdleTTL == nil || l.IdleTTL.Duration <= 0 {
 		return 0, false, nil
@@ -41,7 +42,7 @@ func IdleTTL(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.Names
 		maxKeep, field = l.MaxKeep.Duration, "lifetime.maxKeep"
 	}
 	if keep := claim.Spec.Keep.Duration; keep > maxKeep {
-		return idle, true, &Refusal{tenancyv1alpha1.KeepExceedsMaximumReason, fmt.Sprintf(
+		return idle, true, &claimpolicy.Refusal{Reason: tenancyv1alpha1.KeepExceedsMaximumReason, Message: fmt.Sprintf(
 			"spec.keep %s exceeds the maximum %s of NamespaceClass %q (%s)", keep, maxKeep, class.Name, field)}
 	}
 	return claim.Spec.Keep.Duration, true, nil

@@ -14,16 +14,38 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package claimpolicy
+package lifecycle
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
+
+// wantRefusal fails unless ref is the refusal reason (none when reason is ""), its message holding
+// every fragment.
+func wantRefusal(t *testing.T, ref *claimpolicy.Refusal, reason string, fragments ...string) {
+	t.Helper()
+	if reason == "" {
+		if ref != nil {
+			t.Fatalf("refused: %v", ref)
+		}
+		return
+	}
+	if ref == nil || ref.Reason != reason {
+		t.Fatalf("got %v, want refusal %s", ref, reason)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(ref.Message, f) {
+			t.Errorf("refusal message %q does not contain %q", ref.Message, f)
+		}
+	}
+}
 
 func dur(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
 
