@@ -36,7 +36,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -157,7 +156,7 @@ func main() {
 	flag.BoolVar(&o.startingClass, "starting-class", envBool("NSCLAIM_STARTING_CLASS", false),
 		"At start, create the NamespaceClass `ci` (marked default) when the cluster has no NamespaceClass at all, so that a claim works right after install;"+
 			" the shipped Deployment sets it (NSCLAIM_STARTING_CLASS: true or false).")
-	flag.DurationVar(&o.previousFenceGrace, "previous-fence-grace", envDuration("NSCLAIM_PREVIOUS_FENCE_GRACE", DefaultPreviousFenceGrace),
+	flag.DurationVar(&o.previousFenceGrace, "previous-fence-grace", envDuration("NSCLAIM_PREVIOUS_FENCE_GRACE", fence.DefaultPreviousGrace),
 		"How long the previous release's admission fence is accepted, after the operator first saw it, while this release's is not applied"+
 			" (an upgrade in progress): claims are provisioned, the pools and sleep are not, and the fence is reported as not intact (gauge,"+
 			" alert, OperatorCondition). After it nothing is provisioned, as without a fence. 0 never accepts it (NSCLAIM_PREVIOUS_FENCE_GRACE).")
@@ -282,10 +281,9 @@ func run(o options) error {
 	// The admission fence (config/fence) is checked at start and periodically; see docs/security.md.
 	// With --require-fence the observer is the claim reconciler's gate: nothing is provisioned until
 	// the first check found the fence intact.
-	var fenceObs *fenceObserver
+	var fenceObs *fence.Observer
 	if o.fenceCheckInterval > 0 {
-		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence,
-			previousGrace: o.previousFenceGrace, intact: make(chan event.GenericEvent, 1)}
+		fenceObs = fence.NewObserver(mgr.GetEventRecorder("nsclaim"), o.leaderElectionNamespace, o.requireFence, o.previousFenceGrace, setupLog)
 	}
 	var fenceGate namespaceclaim.FenceGate
 	if o.requireFence {
@@ -368,30 +366,29 @@ func run(o options) error {
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// addFenceCheck adds the leader's check of the admission fence (when obs is not nil): once right at
-// start, within a second of any change of the fence's objects (watched by name), and every interval as a
-// backstop; this release's fence and the previous release's (for obs.previousGrace) are accepted.
-func addFenceCheck(mgr ctrl.Manager, obs *fenceObserver, reporter *olmcondition.Reporter, interval time.Duration) error {
+// addFenceCheck adds the leader's check of the admission fence (when obs is not nil; fence.Observer's
+// Runnable).
+func addFenceCheck(mgr ctrl.Manager, obs *fence.Observer, reporter *olmcondition.Reporter, interval time.Duration) error {
 	if obs == nil {
 		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")
 		return nil
 	}
-	want, err := fence.Shipped()
+	check, err := obs.Runnable(mgr.GetAPIReader(), mgr.GetConfig(), reporter, interval)
 	if err != nil {
-		return fmt.Errorf("loading the shipped admission fence: %w", err)
+		return err
 	}
-	previous, err := fence.Previous()
-	if err != nil {
-		return fmt.Errorf("loading the previous release's admission fence: %w", err)
-	}
-	obs.accepts = []string{want.Release, previous.Release}
-	obs.reporter = reporter
-	if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, interval, obs.observe,
-		fence.WithWatch(mgr.GetConfig()), fence.AlsoAccept(previous))); err != nil {
+	if err := mgr.Add(check); err != nil {
 		return fmt.Errorf("adding fence check: %w", err)
 	}
 	return nil
 }
+
+// The fence observer is the claim reconciler's fence gate.
+var (
+	_ namespaceclaim.FenceGate         = &fence.Observer{}
+	_ namespaceclaim.FenceIntactEvents = &fence.Observer{}
+	_ namespaceclaim.FenceCurrent      = &fence.Observer{}
+)
 
 // addStartingClass adds the leader's one-time creation of the starting class (--starting-class).
 func addStartingClass(mgr ctrl.Manager) error {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package fence
 
 import (
 	"context"
@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
@@ -48,9 +47,9 @@ func (c *fakeClock) now() time.Time { return c.t }
 
 var (
 	checkedAt = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	current   = fence.Status{Intact: true, Release: "0.4.0", Found: []string{"0.4.0"}}
-	previous  = fence.Status{Intact: true, Release: "0.3.0", Found: []string{"0.3.0"}}
-	missing   = fence.Status{Problems: []string{"ValidatingAdmissionPolicy nsclaim-operator-fence is missing"}}
+	current   = Status{Intact: true, Release: "0.4.0", Found: []string{"0.4.0"}}
+	previous  = Status{Intact: true, Release: "0.3.0", Found: []string{"0.3.0"}}
+	missing   = Status{Problems: []string{"ValidatingAdmissionPolicy nsclaim-operator-fence is missing"}}
 )
 
 // TestFenceStates: what a sequence of checks means over time. The previous release's fence is never
@@ -60,7 +59,7 @@ var (
 func TestFenceStates(t *testing.T) {
 	type step struct {
 		after       time.Duration // since checkedAt
-		check       *fence.Status // nil: no new check, only time passes
+		check       *Status       // nil: no new check, only time passes
 		wantState   fenceState
 		wantProblem bool
 	}
@@ -101,7 +100,7 @@ func TestFenceStates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &fakeClock{t: checkedAt}
-			o := &fenceObserver{accepts: []string{"0.4.0", "0.3.0"}, previousGrace: tc.grace, now: clk.now, required: true}
+			o := &Observer{accepts: []string{"0.4.0", "0.3.0"}, previousGrace: tc.grace, now: clk.now, required: true}
 			for i, s := range tc.steps {
 				clk.t = checkedAt.Add(s.after)
 				if s.check != nil {
@@ -140,19 +139,19 @@ func TestPreviousFenceReportedNotIntact(t *testing.T) {
 	monitoring.Register()
 
 	clk := &fakeClock{t: checkedAt}
-	o := &fenceObserver{accepts: []string{"0.4.0", "0.3.0"}, previousGrace: time.Hour, now: clk.now, required: true,
+	o := &Observer{accepts: []string{"0.4.0", "0.3.0"}, previousGrace: time.Hour, now: clk.now, required: true,
 		reporter: olmcondition.NewReporterFor(c, key)}
 	condition := func() *metav1.Condition {
 		var oc apiv2.OperatorCondition
 		g.Expect(c.Get(ctx, key, &oc)).To(Succeed())
-		return meta.FindStatusCondition(oc.Spec.Conditions, FenceIntactCondition)
+		return meta.FindStatusCondition(oc.Spec.Conditions, IntactCondition)
 	}
 
 	o.observe(previous)
 	cond := condition()
 	g.Expect(cond).NotTo(BeNil())
 	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-	g.Expect(cond.Reason).To(Equal(FencePreviousReason))
+	g.Expect(cond.Reason).To(Equal(PreviousReason))
 	g.Expect(cond.Message).To(ContainSubstring("claims are provisioned only until 2026-11-27T13:00:00Z"))
 	g.Expect(gauge(t, monitoring.FenceIntactName)).To(Equal(0.0))
 	g.Expect(gauge(t, monitoring.FencePreviousName)).To(Equal(1.0))
@@ -161,7 +160,7 @@ func TestPreviousFenceReportedNotIntact(t *testing.T) {
 	o.observe(previous)
 	cond = condition()
 	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-	g.Expect(cond.Reason).To(Equal(FencePreviousExpiredReason))
+	g.Expect(cond.Reason).To(Equal(PreviousExpiredReason))
 	g.Expect(cond.Message).To(ContainSubstring("Provisioning is stopped"))
 	g.Expect(gauge(t, monitoring.FenceIntactName)).To(Equal(0.0))
 	g.Expect(gauge(t, monitoring.FencePreviousName)).To(Equal(0.0))
@@ -169,7 +168,7 @@ func TestPreviousFenceReportedNotIntact(t *testing.T) {
 	o.observe(current)
 	cond = condition()
 	g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
-	g.Expect(cond.Reason).To(Equal(FenceIntactReason))
+	g.Expect(cond.Reason).To(Equal(IntactReason))
 	g.Expect(gauge(t, monitoring.FenceIntactName)).To(Equal(1.0))
 	g.Expect(gauge(t, monitoring.FencePreviousName)).To(Equal(0.0))
 }
