@@ -48,6 +48,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/kubeconfigserver"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
@@ -221,7 +222,7 @@ func validate(o *options) error {
 func run(o options) error {
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
-	endpoint, err := kubeconfigEndpoint(context.Background(), cfg, o.kubeconfigServer, o.kubeconfigCAFile)
+	endpoint, err := kubeconfigserver.Discover(context.Background(), cfg, o.kubeconfigServer, o.kubeconfigCAFile, setupLog)
 	if err != nil {
 		return err
 	}
@@ -340,7 +341,7 @@ func run(o options) error {
 
 	// The OperatorCondition says where handed kubeconfigs point, so that an admin sees an in-cluster
 	// address there (OLM's console lists the conditions).
-	reportKubeconfigServer(context.Background(), olmReporter, endpoint)
+	kubeconfigserver.Report(context.Background(), olmReporter, endpoint, setupLog)
 
 	// The fence check runs on the leader: once right at start, within a second of any change of the
 	// fence's objects (watched by name), and every --fence-check-interval as a backstop.
@@ -392,11 +393,11 @@ var (
 
 // addStartingClass adds the leader's one-time creation of the starting class (--starting-class).
 func addStartingClass(mgr ctrl.Manager) error {
-	class, err := startingClass()
+	class, err := namespaceclass.StartingClass()
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(&startingClassCreator{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), class: class}); err != nil {
+	if err := mgr.Add(&namespaceclass.StartingClassCreator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Class: class, Log: setupLog}); err != nil {
 		return fmt.Errorf("adding the starting class: %w", err)
 	}
 	return nil

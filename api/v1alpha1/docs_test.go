@@ -213,7 +213,7 @@ func userDocs(t *testing.T) []string {
 func TestUserDocsNameWhatTheCodeHas(t *testing.T) {
 	reasons := reasonConstants(t)
 	var src strings.Builder
-	for _, f := range []string{"cmd/main.go", "internal/fence/observer.go", "cmd/kubeconfig_server.go", "internal/testenv/testenv.go", "internal/memlimit/memlimit.go"} {
+	for _, f := range []string{"cmd/main.go", "internal/fence/observer.go", "internal/kubeconfigserver/kubeconfigserver.go", "internal/testenv/testenv.go", "internal/memlimit/memlimit.go"} {
 		src.WriteString(readRepoFile(t, f))
 	}
 	// The kubectl plugin, the GitHub Action and the GitLab component: their flags and the variables

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package namespaceclass
 
 import (
 	"context"
@@ -36,14 +36,14 @@ import (
 // TestStartingClassIsTheSample: the starting class is config/samples' `ci` class, spec for spec.
 func TestStartingClassIsTheSample(t *testing.T) {
 	g := NewWithT(t)
-	class, err := startingClass()
+	class, err := StartingClass()
 	g.Expect(err).NotTo(HaveOccurred())
-	data, err := os.ReadFile(filepath.Join("..", "config", "samples", "tenancy_v1alpha1_namespaceclass.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "samples", "tenancy_v1alpha1_namespaceclass.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
 	sample := &tenancyv1alpha1.NamespaceClass{}
 	g.Expect(yaml.UnmarshalStrict(data, sample)).To(Succeed())
 	g.Expect(class.Name).To(Equal(sample.Name))
-	g.Expect(equality.Semantic.DeepEqual(class.Spec, sample.Spec)).To(BeTrue(), "cmd/starting-class.yaml and the sample class differ")
+	g.Expect(equality.Semantic.DeepEqual(class.Spec, sample.Spec)).To(BeTrue(), "starting-class.yaml and the sample class differ")
 	g.Expect(class.Spec.Default).To(BeTrue())
 }
 
@@ -51,13 +51,13 @@ func TestStartingClassIsTheSample(t *testing.T) {
 // validation) when there is none, not again once it exists, and not when another class exists.
 func TestEnsureStartingClass(t *testing.T) {
 	g := NewWithT(t)
-	cfg := testenv.Start(t, &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true})
+	cfg := testenv.Start(t, &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true})
 	s := runtime.NewScheme()
 	g.Expect(tenancyv1alpha1.AddToScheme(s)).To(Succeed())
 	c, err := client.New(cfg, client.Options{Scheme: s})
 	g.Expect(err).NotTo(HaveOccurred())
 	ctx := context.Background()
-	class, err := startingClass()
+	class, err := StartingClass()
 	g.Expect(err).NotTo(HaveOccurred())
 
 	created, err := ensureStartingClass(ctx, c, c, class)

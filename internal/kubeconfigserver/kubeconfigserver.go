@@ -14,7 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package kubeconfigserver finds, at start, where the kubeconfigs the operator hands out point (the API
+// server's address and CA: configured, the operator's own, the one the cluster publishes in
+// kube-public/cluster-info, or the in-cluster address; credentials.ChooseServer decides) and reports it
+// (a gauge, the KubeconfigServerReachable condition of the OperatorCondition, a log line).
+package kubeconfigserver
 
 import (
 	"context"
@@ -22,6 +26,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -32,36 +37,36 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 )
 
-// KubeconfigServerCondition is the OperatorCondition type that says whether handed kubeconfigs name an
+// Condition is the OperatorCondition type that says whether handed kubeconfigs name an
 // address clients outside the cluster reach.
-const KubeconfigServerCondition = "KubeconfigServerReachable"
+const Condition = "KubeconfigServerReachable"
 
-// reportKubeconfigServer says where handed kubeconfigs point: the gauge always; when the address is
-// in-cluster only, a warning in the log and KubeconfigServerCondition False with reason InClusterOnly
+// Report says where handed kubeconfigs point: the gauge always; when the address is
+// in-cluster only, a warning in log and Condition False with reason InClusterOnly
 // and what to set; otherwise the condition True with the address's source.
-func reportKubeconfigServer(ctx context.Context, r *olmcondition.Reporter, ep credentials.Endpoint) {
+func Report(ctx context.Context, r *olmcondition.Reporter, ep credentials.Endpoint, log logr.Logger) {
 	monitoring.SetKubeconfigServerInClusterOnly(ep.InClusterOnly())
 	status, msg := metav1.ConditionTrue, fmt.Sprintf("Handed kubeconfigs name %s", ep.Server)
 	if ep.InClusterOnly() {
 		status, msg = metav1.ConditionFalse, fmt.Sprintf("Handed kubeconfigs name %s, which only clients inside the cluster reach; "+
 			"set NSCLAIM_KUBECONFIG_SERVER (the Subscription's spec.config.env) to the API server's external address", ep.Server)
-		setupLog.Info("WARNING: "+msg, "kubeconfigServer", ep.Server)
+		log.Info("WARNING: "+msg, "kubeconfigServer", ep.Server)
 	}
-	if err := r.Set(ctx, KubeconfigServerCondition, status, string(ep.Source), msg); err != nil {
-		setupLog.Error(err, "Cannot set the KubeconfigServerReachable condition on the OperatorCondition")
+	if err := r.Set(ctx, Condition, status, string(ep.Source), msg); err != nil {
+		log.Error(err, "Cannot set the KubeconfigServerReachable condition on the OperatorCondition")
 	}
 }
 
-// kubeconfigEndpoint returns the API server URL and CA for issued kubeconfigs (credentials.ChooseServer):
+// Discover returns the API server URL and CA for issued kubeconfigs (credentials.ChooseServer):
 // the configured ones; or the operator's own when that is not an in-cluster address; or, in a Pod, the
 // address the cluster publishes in kube-public/cluster-info; or the in-cluster address, flagged so
 // that the operator says so (OperatorCondition, metric, an Event on each claim).
-func kubeconfigEndpoint(ctx context.Context, cfg *rest.Config, server, caFile string) (credentials.Endpoint, error) {
+func Discover(ctx context.Context, cfg *rest.Config, server, caFile string, log logr.Logger) (credentials.Endpoint, error) {
 	serviceHost := os.Getenv("KUBERNETES_SERVICE_HOST")
 	var published string
 	var publishedCA []byte
 	if server == "" && credentials.InClusterAddress(cfg.Host, serviceHost) {
-		published, publishedCA = clusterInfoServer(ctx, cfg)
+		published, publishedCA = clusterInfoServer(ctx, cfg, log)
 	}
 	ep := credentials.Endpoint{CAData: cfg.CAData}
 	ep.Server, ep.Source = credentials.ChooseServer(server, cfg.Host, serviceHost, published)
@@ -84,7 +89,7 @@ func kubeconfigEndpoint(ctx context.Context, cfg *rest.Config, server, caFile st
 
 // clusterInfoServer reads the server and CA that the cluster publishes for outside clients in
 // ConfigMap kube-public/cluster-info; empty when there is none or it cannot be read.
-func clusterInfoServer(ctx context.Context, cfg *rest.Config) (string, []byte) {
+func clusterInfoServer(ctx context.Context, cfg *rest.Config, log logr.Logger) (string, []byte) {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return "", nil
@@ -93,12 +98,12 @@ func clusterInfoServer(ctx context.Context, cfg *rest.Config) (string, []byte) {
 	defer cancel()
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "kube-public", Name: "cluster-info"}, cm); err != nil {
-		setupLog.Info("No address published for outside clients in kube-public/cluster-info", "error", err.Error())
+		log.Info("No address published for outside clients in kube-public/cluster-info", "error", err.Error())
 		return "", nil
 	}
 	server, ca, err := credentials.ClusterInfoServer([]byte(cm.Data[credentials.ClusterInfoKubeconfigKey]))
 	if err != nil {
-		setupLog.Info("ConfigMap kube-public/cluster-info has no usable kubeconfig", "error", err.Error())
+		log.Info("ConfigMap kube-public/cluster-info has no usable kubeconfig", "error", err.Error())
 		return "", nil
 	}
 	return server, ca

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package namespaceclass
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -36,8 +37,8 @@ var startingClassYAML []byte
 // Creating the starting class when none exists; no other write on classes.
 // +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclasses,verbs=create
 
-// startingClass returns the NamespaceClass of starting-class.yaml.
-func startingClass() (*tenancyv1alpha1.NamespaceClass, error) {
+// StartingClass returns the NamespaceClass of starting-class.yaml (--starting-class).
+func StartingClass() (*tenancyv1alpha1.NamespaceClass, error) {
 	class := &tenancyv1alpha1.NamespaceClass{}
 	if err := yaml.UnmarshalStrict(startingClassYAML, class); err != nil {
 		return nil, fmt.Errorf("decoding the starting NamespaceClass: %w", err)
@@ -45,27 +46,32 @@ func startingClass() (*tenancyv1alpha1.NamespaceClass, error) {
 	return class, nil
 }
 
-// startingClassCreator is a leader-only manager.Runnable that, once at start, creates the starting class
+// StartingClassCreator is a leader-only manager.Runnable that, once at start, creates the starting class
 // when the API server has no NamespaceClass at all, so that a claim works right after an install that
 // brought none (a release's install.yaml cannot carry a CRD and an object of it; an OLM bundle cannot
 // carry a custom resource). It retries a failed read or create until it succeeds or the manager stops.
-type startingClassCreator struct {
-	reader client.Reader
-	writer client.Client
-	class  *tenancyv1alpha1.NamespaceClass
+type StartingClassCreator struct {
+	// Reader lists the classes (the API server: the cache may not have synced).
+	Reader client.Reader
+	// Writer creates the class.
+	Writer client.Client
+	// Class is the class to create (StartingClass).
+	Class *tenancyv1alpha1.NamespaceClass
+	// Log gets a line when the class is created or cannot be.
+	Log logr.Logger
 }
 
 // Start implements manager.Runnable.
-func (s *startingClassCreator) Start(ctx context.Context) error {
+func (s *StartingClassCreator) Start(ctx context.Context) error {
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: time.Minute}
 	_ = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-		created, err := ensureStartingClass(ctx, s.reader, s.writer, s.class)
+		created, err := ensureStartingClass(ctx, s.Reader, s.Writer, s.Class)
 		switch {
 		case err != nil:
-			setupLog.Error(err, "Cannot create the starting NamespaceClass; retrying", "class", s.class.Name)
+			s.Log.Error(err, "Cannot create the starting NamespaceClass; retrying", "class", s.Class.Name)
 			return false, nil
 		case created:
-			setupLog.Info("No NamespaceClass existed: created the starting class (--starting-class)", "class", s.class.Name)
+			s.Log.Info("No NamespaceClass existed: created the starting class (--starting-class)", "class", s.Class.Name)
 		}
 		return true, nil
 	})
@@ -74,7 +80,7 @@ func (s *startingClassCreator) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection reports that only the leader creates the class.
-func (s *startingClassCreator) NeedLeaderElection() bool { return true }
+func (s *StartingClassCreator) NeedLeaderElection() bool { return true }
 
 // ensureStartingClass creates class unless reader (the API server) lists any NamespaceClass; a class
 // of the same name created meanwhile counts as done.
