@@ -318,10 +318,12 @@ func run(o options) error {
 		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
 		NameReuse:                nameReuse,
 	}
-	if err := setupClaimsAndPool(mgr, claims, o.poolRefillRate); err != nil {
+	// The pool reconciler reports its counts through the class reconciler, the one writer of a class's status.
+	pools := namespaceclass.NewPoolReports()
+	if err := setupClaimsAndPool(mgr, claims, pools, o.poolRefillRate); err != nil {
 		return err
 	}
-	if err := setupSideReconcilers(mgr, owns, protocol, tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity)); err != nil {
+	if err := setupSideReconcilers(mgr, owns, protocol, pools, tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity)); err != nil {
 		return err
 	}
 	// +kubebuilder:scaffold:builder
@@ -494,7 +496,8 @@ func loadOwnershipKey(cfg *rest.Config, namespace string) (*ownership.Key, time.
 
 // setupSideReconcilers sets up the reconcilers beside the claim's and the pool's: the orphan sweep, the
 // class reconciler and, when the ConfigMap protocol is on, its request reconciler.
-func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol configmaprequest.Protocol, minimumPodSecurity tenancyv1alpha1.PodSecurityLevel) error {
+func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol configmaprequest.Protocol, pools *namespaceclass.PoolReports,
+	minimumPodSecurity tenancyv1alpha1.PodSecurityLevel) error {
 	if err := (&namespaceorphan.OrphanReconciler{
 		Ownership: owns,
 		Client:    mgr.GetClient(),
@@ -507,6 +510,7 @@ func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol c
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		MinimumPodSecurity: minimumPodSecurity,
+		Pools:              pools,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
 	}

@@ -390,11 +390,12 @@ func startManager() {
 	if err := (&namespaceorphan.OrphanReconciler{Ownership: owns, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim")}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
+	pools := namespaceclass.NewPoolReports()
 	if err := (&namespacepool.PoolReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim"),
-		DefaultServiceAccounts: defaultSAs, NameReuse: nameReuse, ClaimsBusy: r.Busy, RefillRate: 50, Ownership: owns}).SetupWithManager(mgr); err != nil {
+		DefaultServiceAccounts: defaultSAs, NameReuse: nameReuse, ClaimsBusy: r.Busy, RefillRate: 50, Ownership: owns, Reports: pools}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
-	if err := (&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient(), Pools: pools}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
 	cr := &configmaprequest.ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}
