@@ -48,7 +48,7 @@ import (
 //
 //	go test ./internal/watchcache/ -run '^$' -bench BenchmarkCachedObjectCost -benchtime 5000x
 //
-// and read the B/claim and B/object columns (docs/benchmarks.md, "Memory, round 8").
+// and read the B/claim and B/object columns (docs/benchmarks-history.md, "Memory, round 8").
 func BenchmarkCachedObjectCost(b *testing.B) {
 	scheme := apiruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -101,7 +101,7 @@ func compactClaim(o *tenancyv1alpha1.NamespaceClaim) {
 // credential's identity (authentication.kubernetes.io/credential-id: a client certificate's digest, a
 // token's ID; for a bound token, its pod): every claim made with one credential carries the same map,
 // which was one map and its slices per claim (about 4 MB at 10,000 claims made by one client; see
-// docs/benchmarks.md, issue 30). Claims made with distinct credentials share only through the rotating
+// docs/benchmarks-history.md, issue 30). Claims made with distinct credentials share only through the rotating
 // table's bound.
 func shareExtra(extra map[string][]string) map[string][]string {
 	if len(extra) == 0 {
