@@ -85,18 +85,11 @@ var (
 var envtestUnavailable string
 
 // requireEnvtest skips the calling test when the envtest control plane is not running, with the reason
-// naming KUBEBUILDER_ASSETS, or fails it when NSCLAIM_REQUIRE_ENVTEST is set (make test-unit sets it,
-// so that a control plane that does not start fails CI instead of skipping the suite). Every test that
-// talks to the API server calls it first.
+// naming KUBEBUILDER_ASSETS, or fails it when NSCLAIM_REQUIRE_ENVTEST is set (testenv.Unavailable, the
+// one envtest gate). Every test that talks to the API server calls it first.
 func requireEnvtest(t *testing.T) {
 	t.Helper()
-	if envtestUnavailable == "" {
-		return
-	}
-	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
-		t.Fatal(envtestUnavailable)
-	}
-	t.Skip(envtestUnavailable)
+	testenv.Unavailable(t, envtestUnavailable)
 }
 
 // TestMain starts envtest's kube-apiserver and etcd with the generated CRDs, kube-controller-manager and
