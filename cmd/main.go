@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -47,6 +48,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
 	"github.com/nsclaim/nsclaim-operator/internal/kubeconfigserver"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
@@ -231,20 +233,6 @@ func run(o options) error {
 		return err
 	}
 
-	// If HTTP/2 is enabled the server is exposed to the HTTP/2 Stream Cancellation and Rapid Reset
-	// CVEs; disable it by default.
-	var tlsOpts []func(*tls.Config)
-	if !o.enableHTTP2 {
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
-	}
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
-	if o.metricsPprof {
-		metricsOpts.ExtraHandlers = pprofHandlers()
-	}
-	if o.secureMetrics {
-		metricsOpts.FilterProvider = metricsauth.Filter
-	}
-
 	// The ownership key (internal/ownership): read, or made by the first replica, before anything runs,
 	// so every replica proves and records ownership with the same key.
 	ownershipKey, keyCreated, err := loadOwnershipKey(cfg, o.leaderElectionNamespace)
@@ -254,23 +242,9 @@ func run(o options) error {
 
 	// Made before the caches start: its Namespace transform must see every deletion from the start.
 	nameReuse := watchcache.NewNamespaceReuse(clock.RealClock{}, time.Now())
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsOpts,
-		WebhookServer:                 webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
-		HealthProbeBindAddress:        o.probeAddr,
-		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "nsclaim.tenancy.nsclaim.dev",
-		LeaderElectionNamespace:       o.leaderElectionNamespace,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &o.leaseDuration,
-		RenewDeadline:                 &o.renewDeadline,
-		RetryPeriod:                   &o.retryPeriod,
-		GracefulShutdownTimeout:       &o.shutdownTimeout,
-		Cache:                         watchcache.CacheOptions(protocol.Namespace, nameReuse),
-	})
+	mgr, err := newManager(o, cfg, watchcache.CacheOptions(protocol.Namespace, nameReuse))
 	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
+		return err
 	}
 	// The tracker's Namespace informer runs on every replica from its start, not only once it leads:
 	// a standby promoted hours later has seen the deletions that feed the reuse window (see Feed for
@@ -279,17 +253,8 @@ func run(o options) error {
 		return err
 	}
 
-	// The admission fence (config/fence) is checked at start and periodically; see docs/security.md.
-	// With --require-fence the observer is the claim reconciler's gate: nothing is provisioned until
-	// the first check found the fence intact.
-	var fenceObs *fence.Observer
-	if o.fenceCheckInterval > 0 {
-		fenceObs = fence.NewObserver(mgr.GetEventRecorder("nsclaim"), o.leaderElectionNamespace, o.requireFence, o.previousFenceGrace, setupLog)
-	}
-	var fenceGate namespaceclaim.FenceGate
-	if o.requireFence {
-		fenceGate = fenceObs
-	}
+	// The admission fence's observer, and with --require-fence the claim reconciler's gate.
+	fenceObs, fenceGate := newFenceObserver(mgr, o)
 	bindings, defaultSAs, err := watchcache.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		return err
@@ -328,6 +293,71 @@ func run(o options) error {
 	}
 	// +kubebuilder:scaffold:builder
 
+	if err := addRunnables(mgr, o, cfg, endpoint, fenceObs); err != nil {
+		return err
+	}
+	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
+		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// newManager creates the manager: metrics (secure and authorized by metricsauth unless turned off, pprof
+// on request), health probes, leader election and the caches of cacheOpts.
+func newManager(o options, cfg *rest.Config, cacheOpts cache.Options) (ctrl.Manager, error) {
+	// If HTTP/2 is enabled the server is exposed to the HTTP/2 Stream Cancellation and Rapid Reset
+	// CVEs; disable it by default.
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	if o.metricsPprof {
+		metricsOpts.ExtraHandlers = pprofHandlers()
+	}
+	if o.secureMetrics {
+		metricsOpts.FilterProvider = metricsauth.Filter
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsOpts,
+		WebhookServer:                 webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "nsclaim.tenancy.nsclaim.dev",
+		LeaderElectionNamespace:       o.leaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
+		GracefulShutdownTimeout:       &o.shutdownTimeout,
+		Cache:                         cacheOpts,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// newFenceObserver returns the admission fence's observer (nil with --fence-check-interval 0) and, with
+// --require-fence, the same observer as the claim reconciler's gate. The admission fence (config/fence)
+// is checked at start and periodically; see docs/security.md. With the gate nothing is provisioned until
+// the first check found the fence intact.
+func newFenceObserver(mgr ctrl.Manager, o options) (*fence.Observer, namespaceclaim.FenceGate) {
+	var obs *fence.Observer
+	if o.fenceCheckInterval > 0 {
+		obs = fence.NewObserver(mgr.GetEventRecorder("nsclaim"), o.leaderElectionNamespace, o.requireFence, o.previousFenceGrace, setupLog)
+	}
+	var gate namespaceclaim.FenceGate
+	if o.requireFence {
+		gate = obs
+	}
+	return obs, gate
+}
+
+// addRunnables registers the metrics collector and adds what runs beside the reconcilers: OLM's startup
+// gate, the kubeconfig server's report, the fence check, the starting class and the health checks.
+func addRunnables(mgr ctrl.Manager, o options, cfg *rest.Config, endpoint credentials.Endpoint, fenceObs *fence.Observer) error {
 	monitoring.Register()
 	if err := ctrlmetrics.Registry.Register(monitoring.NewClaimCollector(mgr.GetCache())); err != nil {
 		return fmt.Errorf("registering claim metrics: %w", err)
@@ -364,9 +394,7 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("cache-sync", monitoring.CacheSyncedCheck(mgr.GetCache())); err != nil {
 		return fmt.Errorf("adding cache sync check: %w", err)
 	}
-	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
-		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return nil
 }
 
 // addFenceCheck adds the leader's check of the admission fence (when obs is not nil; fence.Observer's
