@@ -310,10 +310,10 @@ bench: control-plane kustomize ## Measure nsclaim against ceilings run as its Se
 	LOCAL_CLUSTER_DIR=$(BENCH_CLUSTER_DIR) hack/bench.sh bench $(BENCH_ARGS)
 
 # bench-cache needs no cluster: the protobuf (JSON for claims) the API server would send, decoded and
-# kept as the manager's informers keep them (docs/benchmarks.md, "Memory, round 8").
+# kept as the manager's informers keep them (docs/benchmarks-history.md, "Memory, round 8").
 .PHONY: bench-cache
 bench-cache: ## Print the heap the manager's caches spend on one Ready claim (its claim, namespace, children and the namespace's default ServiceAccount) and the least any cached object costs (printed, never asserted).
-	go test ./internal/informers/ -run '^$$' -bench BenchmarkCachedObjectCost -benchtime $(or $(BENCH_CLAIMS),10000)x
+	go test ./internal/watchcache/ -run '^$$' -bench BenchmarkCachedObjectCost -benchtime $(or $(BENCH_CLAIMS),10000)x
 
 # bench-plugin runs test/e2e's BenchmarkPluginClaimToKubeconfig on a cluster of make test-local's kind
 # (TEST_*_PORT, TEST_CLUSTER_DIR): the plugin's claim-to-kubeconfig wall time next to the claim's

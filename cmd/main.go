@@ -35,8 +35,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -48,13 +48,15 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
+	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/kubeconfigserver"
 	"github.com/nsclaim/nsclaim-operator/internal/memlimit"
 	"github.com/nsclaim/nsclaim-operator/internal/metricsauth"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 	// +kubebuilder:scaffold:imports
 )
 
@@ -157,7 +159,7 @@ func main() {
 	flag.BoolVar(&o.startingClass, "starting-class", envBool("NSCLAIM_STARTING_CLASS", false),
 		"At start, create the NamespaceClass `ci` (marked default) when the cluster has no NamespaceClass at all, so that a claim works right after install;"+
 			" the shipped Deployment sets it (NSCLAIM_STARTING_CLASS: true or false).")
-	flag.DurationVar(&o.previousFenceGrace, "previous-fence-grace", envDuration("NSCLAIM_PREVIOUS_FENCE_GRACE", DefaultPreviousFenceGrace),
+	flag.DurationVar(&o.previousFenceGrace, "previous-fence-grace", envDuration("NSCLAIM_PREVIOUS_FENCE_GRACE", fence.DefaultPreviousGrace),
 		"How long the previous release's admission fence is accepted, after the operator first saw it, while this release's is not applied"+
 			" (an upgrade in progress): claims are provisioned, the pools and sleep are not, and the fence is reported as not intact (gauge,"+
 			" alert, OperatorCondition). After it nothing is provisioned, as without a fence. 0 never accepts it (NSCLAIM_PREVIOUS_FENCE_GRACE).")
@@ -222,27 +224,13 @@ func validate(o *options) error {
 func run(o options) error {
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
-	endpoint, err := kubeconfigEndpoint(context.Background(), cfg, o.kubeconfigServer, o.kubeconfigCAFile)
+	endpoint, err := kubeconfigserver.Discover(context.Background(), cfg, o.kubeconfigServer, o.kubeconfigCAFile, setupLog)
 	if err != nil {
 		return err
 	}
 	protocol, err := configmaprequest.New(o.requestsNamespace, o.requestPatterns, o.requestsIgnored, o.requestsClass, o.tokenPolicyDefault)
 	if err != nil {
 		return err
-	}
-
-	// If HTTP/2 is enabled the server is exposed to the HTTP/2 Stream Cancellation and Rapid Reset
-	// CVEs; disable it by default.
-	var tlsOpts []func(*tls.Config)
-	if !o.enableHTTP2 {
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
-	}
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
-	if o.metricsPprof {
-		metricsOpts.ExtraHandlers = pprofHandlers()
-	}
-	if o.secureMetrics {
-		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 
 	// The ownership key (internal/ownership): read, or made by the first replica, before anything runs,
@@ -253,24 +241,10 @@ func run(o options) error {
 	}
 
 	// Made before the caches start: its Namespace transform must see every deletion from the start.
-	nameReuse := informers.NewNamespaceReuse(clock.RealClock{}, time.Now())
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsOpts,
-		WebhookServer:                 webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
-		HealthProbeBindAddress:        o.probeAddr,
-		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "nsclaim.tenancy.nsclaim.dev",
-		LeaderElectionNamespace:       o.leaderElectionNamespace,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &o.leaseDuration,
-		RenewDeadline:                 &o.renewDeadline,
-		RetryPeriod:                   &o.retryPeriod,
-		GracefulShutdownTimeout:       &o.shutdownTimeout,
-		Cache:                         informers.CacheOptions(protocol.Namespace, nameReuse),
-	})
+	nameReuse := watchcache.NewNamespaceReuse(clock.RealClock{}, time.Now())
+	mgr, err := newManager(o, cfg, watchcache.CacheOptions(protocol.Namespace, nameReuse))
 	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
+		return err
 	}
 	// The tracker's Namespace informer runs on every replica from its start, not only once it leads:
 	// a standby promoted hours later has seen the deletions that feed the reuse window (see Feed for
@@ -279,23 +253,13 @@ func run(o options) error {
 		return err
 	}
 
-	// The admission fence (config/fence) is checked at start and periodically; see docs/security.md.
-	// With --require-fence the observer is the claim reconciler's gate: nothing is provisioned until
-	// the first check found the fence intact.
-	var fenceObs *fenceObserver
-	if o.fenceCheckInterval > 0 {
-		fenceObs = &fenceObserver{recorder: mgr.GetEventRecorder("nsclaim"), namespace: o.leaderElectionNamespace, required: o.requireFence,
-			previousGrace: o.previousFenceGrace, intact: make(chan event.GenericEvent, 1)}
-	}
-	var fenceGate namespaceclaim.FenceGate
-	if o.requireFence {
-		fenceGate = fenceObs
-	}
-	bindings, defaultSAs, err := informers.AddSideCaches(mgr, cfg, scheme)
+	// The admission fence's observer, and with --require-fence the claim reconciler's gate.
+	fenceObs, fenceGate := newFenceObserver(mgr, o)
+	bindings, defaultSAs, err := watchcache.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
-	activePods, err := informers.AddActivePods(mgr, cfg, scheme)
+	activePods, err := watchcache.AddActivePods(mgr, cfg, scheme)
 	if err != nil {
 		return err
 	}
@@ -319,14 +283,81 @@ func run(o options) error {
 		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
 		NameReuse:                nameReuse,
 	}
-	if err := setupClaimsAndPool(mgr, claims, o.poolRefillRate); err != nil {
+	// The pool reconciler reports its counts through the class reconciler, the one writer of a class's status.
+	pools := namespaceclass.NewPoolReports()
+	if err := setupClaimsAndPool(mgr, claims, pools, o.poolRefillRate); err != nil {
 		return err
 	}
-	if err := setupSideReconcilers(mgr, owns, protocol, tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity)); err != nil {
+	if err := setupSideReconcilers(mgr, owns, protocol, pools, tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity)); err != nil {
 		return err
 	}
 	// +kubebuilder:scaffold:builder
 
+	if err := addRunnables(mgr, o, cfg, endpoint, fenceObs); err != nil {
+		return err
+	}
+	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
+		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// newManager creates the manager: metrics (secure and authorized by metricsauth unless turned off, pprof
+// on request), health probes, leader election and the caches of cacheOpts.
+func newManager(o options, cfg *rest.Config, cacheOpts cache.Options) (ctrl.Manager, error) {
+	// If HTTP/2 is enabled the server is exposed to the HTTP/2 Stream Cancellation and Rapid Reset
+	// CVEs; disable it by default.
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	if o.metricsPprof {
+		metricsOpts.ExtraHandlers = pprofHandlers()
+	}
+	if o.secureMetrics {
+		metricsOpts.FilterProvider = metricsauth.Filter
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsOpts,
+		WebhookServer:                 webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "nsclaim.tenancy.nsclaim.dev",
+		LeaderElectionNamespace:       o.leaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
+		GracefulShutdownTimeout:       &o.shutdownTimeout,
+		Cache:                         cacheOpts,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// newFenceObserver returns the admission fence's observer (nil with --fence-check-interval 0) and, with
+// --require-fence, the same observer as the claim reconciler's gate. The admission fence (config/fence)
+// is checked at start and periodically; see docs/security.md. With the gate nothing is provisioned until
+// the first check found the fence intact.
+func newFenceObserver(mgr ctrl.Manager, o options) (*fence.Observer, namespaceclaim.FenceGate) {
+	var obs *fence.Observer
+	if o.fenceCheckInterval > 0 {
+		obs = fence.NewObserver(mgr.GetEventRecorder("nsclaim"), o.leaderElectionNamespace, o.requireFence, o.previousFenceGrace, setupLog)
+	}
+	var gate namespaceclaim.FenceGate
+	if o.requireFence {
+		gate = obs
+	}
+	return obs, gate
+}
+
+// addRunnables registers the metrics collector and adds what runs beside the reconcilers: OLM's startup
+// gate, the kubeconfig server's report, the fence check, the starting class and the health checks.
+func addRunnables(mgr ctrl.Manager, o options, cfg *rest.Config, endpoint credentials.Endpoint, fenceObs *fence.Observer) error {
 	monitoring.Register()
 	if err := ctrlmetrics.Registry.Register(monitoring.NewClaimCollector(mgr.GetCache())); err != nil {
 		return fmt.Errorf("registering claim metrics: %w", err)
@@ -342,7 +373,7 @@ func run(o options) error {
 
 	// The OperatorCondition says where handed kubeconfigs point, so that an admin sees an in-cluster
 	// address there (OLM's console lists the conditions).
-	reportKubeconfigServer(context.Background(), olmReporter, endpoint)
+	kubeconfigserver.Report(context.Background(), olmReporter, endpoint, setupLog)
 
 	// The fence check runs on the leader: once right at start, within a second of any change of the
 	// fence's objects (watched by name), and every --fence-check-interval as a backstop.
@@ -363,43 +394,40 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("cache-sync", monitoring.CacheSyncedCheck(mgr.GetCache())); err != nil {
 		return fmt.Errorf("adding cache sync check: %w", err)
 	}
-	setupLog.Info("Starting manager", "kubeconfigServer", endpoint.Server, "kubeconfigServerSource", endpoint.Source, "workers", o.maxConcurrentReconciles,
-		"requireFence", o.requireFence, "startingClass", o.startingClass, "minimumPodSecurity", o.minimumPodSecurity)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return nil
 }
 
-// addFenceCheck adds the leader's check of the admission fence (when obs is not nil): once right at
-// start, within a second of any change of the fence's objects (watched by name), and every interval as a
-// backstop; this release's fence and the previous release's (for obs.previousGrace) are accepted.
-func addFenceCheck(mgr ctrl.Manager, obs *fenceObserver, reporter *olmcondition.Reporter, interval time.Duration) error {
+// addFenceCheck adds the leader's check of the admission fence (when obs is not nil; fence.Observer's
+// Runnable).
+func addFenceCheck(mgr ctrl.Manager, obs *fence.Observer, reporter *olmcondition.Reporter, interval time.Duration) error {
 	if obs == nil {
 		setupLog.Info("The admission fence is not checked (--fence-check-interval 0) and not required; RBAC is the only limit")
 		return nil
 	}
-	want, err := fence.Shipped()
+	check, err := obs.Runnable(mgr.GetAPIReader(), mgr.GetConfig(), reporter, interval)
 	if err != nil {
-		return fmt.Errorf("loading the shipped admission fence: %w", err)
+		return err
 	}
-	previous, err := fence.Previous()
-	if err != nil {
-		return fmt.Errorf("loading the previous release's admission fence: %w", err)
-	}
-	obs.accepts = []string{want.Release, previous.Release}
-	obs.reporter = reporter
-	if err := mgr.Add(fence.NewRunnable(mgr.GetAPIReader(), want, interval, obs.observe,
-		fence.WithWatch(mgr.GetConfig()), fence.AlsoAccept(previous))); err != nil {
+	if err := mgr.Add(check); err != nil {
 		return fmt.Errorf("adding fence check: %w", err)
 	}
 	return nil
 }
 
+// The fence observer is the claim reconciler's fence gate.
+var (
+	_ namespaceclaim.FenceGate         = &fence.Observer{}
+	_ namespaceclaim.FenceIntactEvents = &fence.Observer{}
+	_ namespaceclaim.FenceCurrent      = &fence.Observer{}
+)
+
 // addStartingClass adds the leader's one-time creation of the starting class (--starting-class).
 func addStartingClass(mgr ctrl.Manager) error {
-	class, err := startingClass()
+	class, err := namespaceclass.StartingClass()
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(&startingClassCreator{reader: mgr.GetAPIReader(), writer: mgr.GetClient(), class: class}); err != nil {
+	if err := mgr.Add(&namespaceclass.StartingClassCreator{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Class: class, Log: setupLog}); err != nil {
 		return fmt.Errorf("adding the starting class: %w", err)
 	}
 	return nil
@@ -496,7 +524,8 @@ func loadOwnershipKey(cfg *rest.Config, namespace string) (*ownership.Key, time.
 
 // setupSideReconcilers sets up the reconcilers beside the claim's and the pool's: the orphan sweep, the
 // class reconciler and, when the ConfigMap protocol is on, its request reconciler.
-func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol configmaprequest.Protocol, minimumPodSecurity tenancyv1alpha1.PodSecurityLevel) error {
+func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol configmaprequest.Protocol, pools *namespaceclass.PoolReports,
+	minimumPodSecurity tenancyv1alpha1.PodSecurityLevel) error {
 	if err := (&namespaceorphan.OrphanReconciler{
 		Ownership: owns,
 		Client:    mgr.GetClient(),
@@ -509,6 +538,7 @@ func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol c
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		MinimumPodSecurity: minimumPodSecurity,
+		Pools:              pools,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
 	}

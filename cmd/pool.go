@@ -24,14 +24,15 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespacepool"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
 
 // setupClaimsAndPool sets up the claim reconciler claims and, beside it, the warm pool's reconciler
 // (docs/pool.md), which shares its side caches, name-reuse tracker and fence, and registers the pool's
-// metrics collector.
-func setupClaimsAndPool(mgr ctrl.Manager, claims *namespaceclaim.NamespaceClaimReconciler, refillRate float64) error {
+// metrics collector. The pool's counts go to pools, which the class reconciler writes to status.pool.
+func setupClaimsAndPool(mgr ctrl.Manager, claims *namespaceclaim.NamespaceClaimReconciler, pools *namespaceclass.PoolReports, refillRate float64) error {
 	claims.Pool = &namespacepool.Handout{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim"),
 		DefaultServiceAccounts: claims.DefaultServiceAccounts, NameReuse: claims.NameReuse, Bindings: claims.Bindings, Ownership: claims.Ownership}
 	if err := claims.SetupWithManager(mgr); err != nil {
@@ -48,6 +49,7 @@ func setupClaimsAndPool(mgr ctrl.Manager, claims *namespaceclaim.NamespaceClaimR
 		ClaimsBusy:             claims.Busy,
 		FenceCovers:            claims.FenceCoversPool,
 		RefillRate:             refillRate,
+		Reports:                pools,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up namespace pool controller: %w", err)
 	}

@@ -154,7 +154,7 @@ var nonReasons = map[string]bool{
 	"KubeconfigServerReachable": true, "KubeconfigServerInClusterOnly": true, "FenceIntact": true,
 	"NamespaceReady": true, "CredentialsReady": true, "PermissionsVerified": true, "Requester": true,
 	"ServiceAccountToken": true,
-	// The OperatorCondition's and the fence Events' reasons under the previous release's fence (cmd/fence.go).
+	// The OperatorCondition's and the fence Events' reasons under the previous release's fence (internal/fence/observer.go).
 	"PreviousReleaseFence": true, "PreviousFenceGraceExpired": true,
 	// Kubernetes' and controller-runtime's names that docs/ uses.
 	"MutatingAdmissionPolicyBinding": true, "PartialObjectMetadata": true, "LeaseDuration": true,
@@ -213,7 +213,7 @@ func userDocs(t *testing.T) []string {
 func TestUserDocsNameWhatTheCodeHas(t *testing.T) {
 	reasons := reasonConstants(t)
 	var src strings.Builder
-	for _, f := range []string{"cmd/main.go", "cmd/fence.go", "cmd/kubeconfig_server.go", "internal/testenv/testenv.go", "internal/memlimit/memlimit.go"} {
+	for _, f := range []string{"cmd/main.go", "internal/fence/observer.go", "internal/kubeconfigserver/kubeconfigserver.go", "internal/testenv/testenv.go", "internal/memlimit/memlimit.go"} {
 		src.WriteString(readRepoFile(t, f))
 	}
 	// The kubectl plugin, the GitHub Action and the GitLab component: their flags and the variables

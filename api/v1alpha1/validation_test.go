@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 var k8s client.Client
@@ -40,16 +41,10 @@ var k8s client.Client
 var envtestUnavailable string
 
 // requireEnvtest skips a test that needs the API server when it is not there (a failure under
-// NSCLAIM_REQUIRE_ENVTEST, as make test-unit sets it).
+// NSCLAIM_REQUIRE_ENVTEST, as make test-unit sets it: testenv.Unavailable, the one envtest gate).
 func requireEnvtest(t *testing.T) {
 	t.Helper()
-	if envtestUnavailable == "" {
-		return
-	}
-	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
-		t.Fatal(envtestUnavailable)
-	}
-	t.Skip(envtestUnavailable)
+	testenv.Unavailable(t, envtestUnavailable)
 }
 
 // TestMain installs the generated CRDs into envtest's kube-apiserver, so every CEL rule and schema

@@ -40,7 +40,7 @@ const (
 	// in namespace N it grants them on N alone, since a request for the Namespace object N carries the
 	// namespace attribute N. The operator may bind it (and only it, of its own roles): a binding to a
 	// role the writer may bind skips kube-apiserver's escalation check, which reads every binding of the
-	// cluster with a consistent read (docs/benchmarks.md, issue 30 item 3).
+	// cluster with a consistent read (docs/benchmarks-history.md, issue 30 item 3).
 	ReleaseClusterRoleName = "nsclaim-operator-release"
 	// ResourceQuotaName is the class's quota.
 	ResourceQuotaName = "nsclaim-quota"

@@ -14,8 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package lifecycle decides when a claimed namespace sleeps and wakes, and what a sleep changes and a
-// wake restores. It reads no API: the controller gives it what it observed and applies what it returns.
+// Package lifecycle decides a claimed namespace's life after it is made: how long it may stay idle
+// (IdleTTL, the heartbeat, IdleActivity), when it sleeps and wakes, and what a sleep changes and a wake
+// restores. It reads no API: the controller gives it what it observed and applies what it returns
+// (the sleep's reads and writes are lifecycle/sleeper's).
 package lifecycle
 
 import (
@@ -48,7 +50,7 @@ type SleepInput struct {
 	Now time.Time
 	// SleepAfter is the class's lifetime.sleepAfter; zero when it sets none.
 	SleepAfter time.Duration
-	// Active is set while a Pod counts as activity (see provision.IdleActivity); a sleeping namespace's
+	// Active is set while a Pod counts as activity (see IdleActivity); a sleeping namespace's
 	// Pods never do.
 	Active bool
 	// LastActivity is when the idle clock last started (status.lastActivity).
@@ -56,7 +58,7 @@ type SleepInput struct {
 	// Sleeping is set while status.sleep records a sleep; Since is its status.sleep.since.
 	Sleeping bool
 	Since    time.Time
-	// Heartbeat is the accepted heartbeat (provision.Heartbeat); zero when there is none.
+	// Heartbeat is the accepted heartbeat (Heartbeat); zero when there is none.
 	Heartbeat time.Time
 }
 

@@ -32,8 +32,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // rulesReview is the answer of one SelfSubjectRulesReview.
@@ -209,7 +209,7 @@ func namesTenant(subjects []rbacv1.Subject, d claimpolicy.Desired) bool {
 // every ServiceAccount). It is computed from the bindings themselves, not from a rules review of some
 // reference identity: the operator has no identity with nothing (its own has its RBAC, and it may not
 // impersonate), and a reference would hide the very grants to every identity that are to be reported.
-func sharedRules(ctx context.Context, roles *roleRules, shared []informers.SharedGrant, ns string) ([]rbacv1.PolicyRule, error) {
+func sharedRules(ctx context.Context, roles *roleRules, shared []watchcache.SharedGrant, ns string) ([]rbacv1.PolicyRule, error) {
 	var out []rbacv1.PolicyRule
 	for _, g := range shared {
 		if g.Namespace != "" && g.Namespace != ns {
@@ -226,7 +226,7 @@ func sharedRules(ctx context.Context, roles *roleRules, shared []informers.Share
 
 // explain names the tenant binding that grants an excess rule in namespace ns, or "" if none of the
 // bindings the index knows does.
-func explain(ctx context.Context, roles *roleRules, tenant []informers.SharedGrant, rule rbacv1.PolicyRule, ns string) (string, error) {
+func explain(ctx context.Context, roles *roleRules, tenant []watchcache.SharedGrant, rule rbacv1.PolicyRule, ns string) (string, error) {
 	for _, b := range tenant {
 		if b.Namespace != "" && b.Namespace != ns {
 			continue
@@ -249,7 +249,7 @@ func explain(ctx context.Context, roles *roleRules, tenant []informers.SharedGra
 // not failed for it: failing every claim would turn the service off for a cluster-wide decision of an
 // admin while the tenant gains nothing its requester lacks. It returns a note for the claims'
 // condition, so whoever reads a claim learns it too.
-func (t *Tester) reportSharedGrants(ctx context.Context, shared []informers.SharedGrant) string {
+func (t *Tester) reportSharedGrants(ctx context.Context, shared []watchcache.SharedGrant) string {
 	var names []string
 	for _, g := range shared {
 		if g.Default {

@@ -37,8 +37,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // MaxListedFailures bounds how many failed checks or bindings a message lists.
@@ -58,7 +58,7 @@ type Tester struct {
 	Recorder recorder.EventRecorder
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test, and a token's self-test falls back to the SubjectAccessReview sample.
-	Bindings *informers.BindingIndex
+	Bindings *watchcache.BindingIndex
 	// Server is the API server's address and CA; its credentials are never used (the rules reviews
 	// are sent with the tenant's token alone).
 	Server *rest.Config

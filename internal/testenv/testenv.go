@@ -31,22 +31,33 @@ import (
 // failure; make test-unit sets it.
 const RequireEnv = "NSCLAIM_REQUIRE_ENVTEST"
 
+// Unavailable is the one envtest gate: it skips t because the control plane is not there (why says
+// why), or fails it when RequireEnv is set, so that a control plane that does not start fails CI instead
+// of skipping. An empty why means the control plane is there: it returns at once. Start calls it; a suite
+// that starts its control plane once, in TestMain, calls it first in each test that needs it.
+func Unavailable(t testing.TB, why string) {
+	t.Helper()
+	if why == "" {
+		return
+	}
+	if os.Getenv(RequireEnv) != "" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
 // Start starts env, stops it when the test ends and returns its admin rest.Config. Without
 // KUBEBUILDER_ASSETS, or if the control plane does not start, the test is skipped with the reason, or
 // fails if RequireEnv is set.
 func Start(t testing.TB, env *envtest.Environment) *rest.Config {
 	t.Helper()
-	unavailable := t.Skip
-	if os.Getenv(RequireEnv) != "" {
-		unavailable = t.Fatal
-	}
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
-		unavailable("KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
+		Unavailable(t, "KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds the control plane and sets it")
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		unavailable("the control plane in KUBEBUILDER_ASSETS=" + assets + " did not start: " + err.Error())
+		Unavailable(t, "the control plane in KUBEBUILDER_ASSETS="+assets+" did not start: "+err.Error())
 	}
 	t.Cleanup(func() { _ = env.Stop() })
 	return cfg

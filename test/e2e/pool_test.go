@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
 // waitPool waits until the class's pool reports n ready namespaces and returns their names, as the
@@ -81,16 +82,11 @@ func expectShut(g Gomega, who string, c client.Client, ns string) {
 }
 
 // expectHoldsNothing asserts through the API server that a pooled namespace holds no Secret and no
-// RoleBinding, and that no namespace watcher ClusterRoleBinding names it.
+// RoleBinding, and that no namespace watcher ClusterRoleBinding names it (invariants.PooledHolds).
 func expectHoldsNothing(g Gomega, ns string) {
-	secrets := &corev1.SecretList{}
-	g.Expect(admin.List(ctx, secrets, client.InNamespace(ns))).To(Succeed())
-	g.Expect(secrets.Items).To(BeEmpty(), "Secrets in pooled namespace %s", ns)
-	rbs := &rbacv1.RoleBindingList{}
-	g.Expect(admin.List(ctx, rbs, client.InNamespace(ns))).To(Succeed())
-	g.Expect(rbs.Items).To(BeEmpty(), "RoleBindings in pooled namespace %s", ns)
-	err := admin.Get(ctx, client.ObjectKey{Name: "nsclaim-namespace-" + ns}, &rbacv1.ClusterRoleBinding{})
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ClusterRoleBinding for pooled namespace %s: %v", ns, err)
+	held, err := invariants.PooledHolds(ctx, admin, ns)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(held).To(BeEmpty())
 }
 
 // TestPooledNamespaceIsClosedToEveryone: a requester, a pipeline and another claim's tenant try to

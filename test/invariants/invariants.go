@@ -45,7 +45,8 @@ import (
 // Options select the checks that hold only once every claim has settled.
 type Options struct {
 	// Settled adds the checks that hold when every claim of the cluster is valid and has had time to
-	// be provisioned: every claim is Ready and holds exactly one namespace, the one in its status, not
+	// be provisioned: every claim is Ready for its generation, with NamespaceReady, PermissionsVerified
+	// and CredentialsReady True, not Expired, in the phase of a Ready claim, and holds exactly one namespace, the one in its status, not
 	// terminating; that namespace holds exactly the children the claim's class asks for; the claim has
 	// exactly one credentials Secret, the one named in its status, and its token was issued for the
 	// live tenant ServiceAccount; and no ServiceAccount named nsclaim-tenant lives elsewhere.
@@ -352,7 +353,7 @@ type settled struct {
 	saUID map[string]string
 }
 
-// check checks every claim: Ready, one live namespace (the one in its status) holding exactly the
+// check checks every claim: Ready and all Ready promises (readyBroken), one live namespace (the one in its status) holding exactly the
 // children its class asks for, one credentials Secret (the one in its status), and a token recorded
 // for the live tenant ServiceAccount.
 func (s *settled) check(classes []tenancyv1alpha1.NamespaceClass) {
@@ -378,12 +379,8 @@ func (s *settled) check(classes []tenancyv1alpha1.NamespaceClass) {
 	for i := range s.claims {
 		cl := &s.claims[i]
 		key := cl.Namespace + "/" + cl.Name
-		if !meta.IsStatusConditionTrue(cl.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
-			why := "no Ready condition"
-			if r := meta.FindStatusCondition(cl.Status.Conditions, tenancyv1alpha1.ReadyCondition); r != nil {
-				why = r.Reason + ": " + r.Message
-			}
-			s.v.add("claim %s is not Ready (%s)", key, why)
+		for _, broken := range readyBroken(key, cl) {
+			s.v.add("%s", broken)
 		}
 		switch nss := nsOf[string(cl.UID)]; {
 		case len(nss) == 0:
@@ -519,31 +516,47 @@ func (v *violations) result() []string {
 	return out
 }
 
-// checkPooled checks that each pooled namespace is bound to nobody and holds no credentials: no
-// Secret and no RoleBinding of anyone's in it, and no namespace watcher ClusterRoleBinding for it.
+// checkPooled checks that each pooled namespace is bound to nobody and holds no credentials
+// (PooledHolds).
 func checkPooled(ctx context.Context, c client.Client, v *violations, pooled map[string]bool) error {
 	for ns := range pooled {
-		secrets := &corev1.SecretList{}
-		if err := c.List(ctx, secrets, client.InNamespace(ns)); err != nil {
-			return fmt.Errorf("listing Secrets in %s: %w", ns, err)
+		held, err := PooledHolds(ctx, c, ns)
+		if err != nil {
+			return err
 		}
-		for _, s := range secrets.Items {
-			v.add("pooled namespace %s holds Secret %s", ns, s.Name)
-		}
-		rbs := &rbacv1.RoleBindingList{}
-		if err := c.List(ctx, rbs, client.InNamespace(ns)); err != nil {
-			return fmt.Errorf("listing RoleBindings in %s: %w", ns, err)
-		}
-		for _, rb := range rbs.Items {
-			v.add("pooled namespace %s holds RoleBinding %s", ns, rb.Name)
-		}
-		crb := &rbacv1.ClusterRoleBinding{}
-		err := c.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns)}, crb)
-		if err == nil {
-			v.add("pooled namespace %s is named by ClusterRoleBinding %s", ns, crb.Name)
-		} else if client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("reading ClusterRoleBinding %s: %w", claimpolicy.NamespaceWatcherName(ns), err)
+		for _, h := range held {
+			v.add("%s", h)
 		}
 	}
 	return nil
+}
+
+// PooledHolds lists, read through c (an uncached client: the API server's answer), what the pooled
+// namespace ns holds that a pooled namespace must not: a Secret or a RoleBinding of anyone's in it, or a
+// namespace watcher ClusterRoleBinding naming it. Empty: it is bound to nobody and holds no
+// credentials. The invariants, the envtest suite and the e2e suite all ask it.
+func PooledHolds(ctx context.Context, c client.Reader, ns string) ([]string, error) {
+	var held []string
+	secrets := &corev1.SecretList{}
+	if err := c.List(ctx, secrets, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("listing Secrets in %s: %w", ns, err)
+	}
+	for _, s := range secrets.Items {
+		held = append(held, fmt.Sprintf("pooled namespace %s holds Secret %s", ns, s.Name))
+	}
+	rbs := &rbacv1.RoleBindingList{}
+	if err := c.List(ctx, rbs, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("listing RoleBindings in %s: %w", ns, err)
+	}
+	for _, rb := range rbs.Items {
+		held = append(held, fmt.Sprintf("pooled namespace %s holds RoleBinding %s", ns, rb.Name))
+	}
+	crb := &rbacv1.ClusterRoleBinding{}
+	err := c.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns)}, crb)
+	if err == nil {
+		held = append(held, fmt.Sprintf("pooled namespace %s is named by ClusterRoleBinding %s", ns, crb.Name))
+	} else if client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading ClusterRoleBinding %s: %w", claimpolicy.NamespaceWatcherName(ns), err)
+	}
+	return held, nil
 }

@@ -24,6 +24,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -101,13 +102,25 @@ func newFixture(t *testing.T, c client.Client) *fixture {
 	f.claim.Status = tenancyv1alpha1.NamespaceClaimStatus{
 		ClassName: class.Name, Namespace: f.ns, CredentialsSecretName: credentials.SecretName(f.claim.Name),
 		TokenServiceAccountUID: string(d.ServiceAccount.UID),
-		Conditions: []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionTrue,
-			Reason: tenancyv1alpha1.ProvisionedReason, Message: "provisioned", LastTransitionTime: metav1.Now()}},
+		ObservedGeneration:     f.claim.Generation, Phase: tenancyv1alpha1.ClaimPhaseIdle,
+	}
+	for _, t := range []string{tenancyv1alpha1.ReadyCondition, tenancyv1alpha1.NamespaceReadyCondition, tenancyv1alpha1.PermissionsVerifiedCondition,
+		tenancyv1alpha1.CredentialsReadyCondition} {
+		meta.SetStatusCondition(&f.claim.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue,
+			Reason: tenancyv1alpha1.ProvisionedReason, Message: "provisioned", ObservedGeneration: f.claim.Generation})
 	}
 	if err := c.Status().Update(ctx, f.claim); err != nil {
 		t.Fatalf("writing the claim's status: %v", err)
 	}
 	return f
+}
+
+// writeStatus writes the fixture claim's status as it is in f.claim.
+func (f *fixture) writeStatus() {
+	f.t.Helper()
+	if err := f.c.Status().Update(f.t.Context(), f.claim); err != nil {
+		f.t.Fatalf("writing the claim's status: %v", err)
+	}
 }
 
 // with returns the fixture for subtest t.
@@ -238,6 +251,23 @@ func TestCheck(t *testing.T) {
 		if err := c.Update(t.Context(), s); err != nil {
 			t.Fatal(err)
 		}
+		f.expect(all)
+	})
+	t.Run("settled: a Ready claim that does not keep Ready's promises", func(t *testing.T) {
+		f := f.with(t)
+		good := f.claim.Status.DeepCopy()
+		meta.SetStatusCondition(&f.claim.Status.Conditions, metav1.Condition{Type: tenancyv1alpha1.PermissionsVerifiedCondition,
+			Status: metav1.ConditionFalse, Reason: tenancyv1alpha1.MissingPermissionsReason, Message: "lacks", ObservedGeneration: f.claim.Generation})
+		f.claim.Status.ObservedGeneration = f.claim.Generation - 1
+		f.claim.Status.Phase = tenancyv1alpha1.ClaimPhaseSleeping
+		f.writeStatus()
+		f.expect(Options{})
+		f.expect(Options{Settled: true},
+			"claim pipelines/build is Ready but PermissionsVerified is not True",
+			"claim pipelines/build is Ready for generation 1 (status.observedGeneration 0), its generation is 1",
+			`claim pipelines/build is Ready in phase "Sleeping" (asleep: false)`)
+		f.claim.Status = *good
+		f.writeStatus()
 		f.expect(all)
 	})
 	t.Run("settled: the claim's namespace terminates", func(t *testing.T) {

@@ -39,7 +39,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/configmaprequest"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 var requestsClassOnce sync.Once
@@ -249,7 +249,7 @@ func startRequestsManager(t *testing.T, ns string) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Cache:      informers.CacheOptions(ns, nil),
+		Cache:      watchcache.CacheOptions(ns, nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -47,18 +47,29 @@ func TestOrphanedNamespaceIsDeleted(t *testing.T) {
 }
 
 // A namespace that carries the marks of a claim that still exists is never deleted by the sweep, and
-// neither is one without the marks.
+// neither is one without the marks. The test first proves that the sweep runs and has reached the
+// events after the touch: another claim's namespace, orphaned after the live one was touched, is
+// deleted; without the orphan reconciler that never happens and the test fails.
 func TestLiveClaimsNamespaceIsNotAnOrphan(t *testing.T) {
 	requireEnvtest(t)
 	t.Parallel()
 	g := NewWithT(t)
 	class := newClass(t, withPrefix("alive-"))
-	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
+	requesters := newRequesterNamespace(t, nil)
+	claim := newClaim(t, requesters, withClass(class.Name))
+	orphaned := newClaim(t, requesters, withClass(class.Name))
 	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	gone := waitFor(t, orphaned, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	// Touch the namespace so the sweep looks at it again.
 	ns := &corev1.Namespace{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, ns)).To(Succeed())
 	g.Expect(k8s.Patch(ctx, ns, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`)))).To(Succeed())
+	// Then orphan the other claim's namespace: the sweep, which must be running, deletes it.
+	g.Expect(k8s.Patch(ctx, gone, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+	g.Expect(k8s.Delete(ctx, gone)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		expectNamespaceDeleting(g, gone.Status.Namespace)
+	}).WithTimeout(20*time.Second).Should(Succeed(), "the orphan reconciler did not delete an orphaned namespace: is it running?")
 	g.Consistently(func(g Gomega) {
 		cur := &corev1.Namespace{}
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: got.Status.Namespace}, cur)).To(Succeed())

@@ -72,7 +72,7 @@ func deleteAndWaitGone(t *testing.T, claim *tenancyv1alpha1.NamespaceClaim, name
 // TestReusedNameWaitsForItsGrants: a name given up a moment ago is taken again, by another requester
 // (a claim with spec.namespaceName) and by a re-run of a ConfigMap request. The new namespace is made
 // at once, but nothing names its tenant until the API server can no longer accept a token of the
-// previous holder (see informers.NamespaceReuse), and the claim says why while it waits.
+// previous holder (see watchcache.NamespaceReuse), and the claim says why while it waits.
 func TestReusedNameWaitsForItsGrants(t *testing.T) {
 	requireEnvtest(t)
 	t.Run("claim", func(t *testing.T) {

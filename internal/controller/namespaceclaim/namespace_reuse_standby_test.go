@@ -32,7 +32,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // TestNameReuseFedOnAStandby (issue 39): a replica that is not the leader (another identity holds the
@@ -47,7 +47,7 @@ func TestNameReuseFedOnAStandby(t *testing.T) {
 	// hour later a reuse.
 	t0 := time.Now()
 	clk := clocktesting.NewFakeClock(t0)
-	tracker := informers.NewNamespaceReuse(clk, t0)
+	tracker := watchcache.NewNamespaceReuse(clk, t0)
 
 	leaseNS := newRequesterNamespace(t, nil)
 	leaseName := uniq("standby")
@@ -61,7 +61,7 @@ func TestNameReuseFedOnAStandby(t *testing.T) {
 		LeaderElection:          true,
 		LeaderElectionID:        leaseName,
 		LeaderElectionNamespace: leaseNS,
-		Cache:                   informers.CacheOptions("", tracker),
+		Cache:                   watchcache.CacheOptions("", tracker),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tracker.Feed(mgr)).To(Succeed())

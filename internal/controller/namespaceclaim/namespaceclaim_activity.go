@@ -27,7 +27,8 @@ import (
 
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/lifecycle"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
@@ -44,7 +45,7 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 		return nil
 	}
 	s.activityObserved = true
-	idleTTL, _, _ := claimpolicy.IdleTTL(claim, s.class)
+	idleTTL, _, _ := lifecycle.IdleTTL(claim, s.class)
 	pods, work, err := r.countActivePods(ctx, s.heldNamespace())
 	if err != nil {
 		return err
@@ -59,15 +60,15 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 		// a heartbeat wakes the namespace (reconcileSleep).
 		pods = 0
 	}
-	in := claimpolicy.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
+	in := lifecycle.ActivityInput{Now: s.now.UTC().Truncate(time.Second), ActivePods: pods, IdleTTL: idleTTL,
 		WasActive: claim.Status.PodsActive, Observed: claim.Status.LastActivity != nil}
 	if in.Observed {
 		in.LastActivity = claim.Status.LastActivity.Time
 	}
-	if hb, ok := claimpolicy.Heartbeat(claim, s.now); ok {
+	if hb, ok := lifecycle.Heartbeat(claim, s.now); ok {
 		in.Heartbeat = hb.UTC().Truncate(time.Second)
 	}
-	a := claimpolicy.IdleActivity(in)
+	a := lifecycle.IdleActivity(in)
 	s.found.podsActive.set(a.Active)
 	s.found.lastActivity.set(credentials.ExpiryTime(a.LastActivity))
 	s.found.idleExpiresAt.set(nil)
@@ -79,15 +80,15 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 }
 
 // countActivePods counts the active Pods of namespace ns, and those that are work (not a ReplicaSet's or
-// a StatefulSet's): from the informers.ActivePods cache, or without it (unit tests) from the API server.
+// a StatefulSet's): from the watchcache.ActivePods cache, or without it (unit tests) from the API server.
 func (r *NamespaceClaimReconciler) countActivePods(ctx context.Context, ns string) (all, work int, err error) {
 	if r.ActivePods != nil {
 		return r.ActivePods.CountWork(ctx, ns)
 	}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: informers.ActivePodSelector}); err != nil {
+	if err := r.APIReader.List(ctx, list, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: watchcache.ActivePodSelector}); err != nil {
 		return 0, 0, fmt.Errorf("listing active Pods in %s: %w", ns, err)
 	}
-	return len(list.Items), informers.CountWork(list.Items), nil
+	return len(list.Items), watchcache.CountWork(list.Items), nil
 }

@@ -120,7 +120,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 
 // grantsAt is when the bindings that name the claim's tenant (its RoleBindings and its namespace
 // watcher's ClusterRoleBinding) may be made, or zero for at once: a namespace whose name was in use
-// moments ago waits (see informers.NamespaceReuse). A claim that was Ready has its bindings already: nothing is
+// moments ago waits (see watchcache.NamespaceReuse). A claim that was Ready has its bindings already: nothing is
 // held back from it.
 func (r *NamespaceClaimReconciler) grantsAt(s *claimScope) time.Time {
 	if r.NameReuse == nil || s.namespace == nil || meta.IsStatusConditionTrue(s.claim.Status.Conditions, tenancyv1alpha1.ReadyCondition) {

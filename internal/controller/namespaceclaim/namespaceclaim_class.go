@@ -28,6 +28,7 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
+	"github.com/nsclaim/nsclaim-operator/internal/lifecycle"
 )
 
 // reconcileClass resolves the claim's class and checks the claim against it: who may use it, the claim
@@ -69,7 +70,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	// provisioned for a claim, whose tenant could forge request claims there).
 	request := s.request && r.Requests.MayServe(requester)
 	ttl, ttlRefusal := claimpolicy.TTL(claim, class)
-	_, _, keepRefusal := claimpolicy.IdleTTL(claim, class)
+	_, _, keepRefusal := lifecycle.IdleTTL(claim, class)
 	once, policyRefusal := claimpolicy.TokenOnlyOnce(claim)
 	s.tokenOnce = once
 	for _, ref := range []*claimpolicy.Refusal{

@@ -32,6 +32,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
 func withPool(n int32) classOpt {
@@ -83,14 +84,9 @@ func expectBoundToNobody(g Gomega, ns *corev1.Namespace) {
 	g.Expect(q.Status.Hard).NotTo(BeEmpty(), "kube-controller-manager computed the quota")
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: claimpolicy.LimitRangeName}, &corev1.LimitRange{})).To(Succeed())
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})).To(Succeed())
-	secrets := &corev1.SecretList{}
-	g.Expect(k8s.List(ctx, secrets, client.InNamespace(ns.Name))).To(Succeed())
-	g.Expect(secrets.Items).To(BeEmpty())
-	rbs := &rbacv1.RoleBindingList{}
-	g.Expect(k8s.List(ctx, rbs, client.InNamespace(ns.Name))).To(Succeed())
-	g.Expect(rbs.Items).To(BeEmpty())
-	err := k8s.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns.Name)}, &rbacv1.ClusterRoleBinding{})
-	g.Expect(isNotFound(err)).To(BeTrue(), "no ClusterRoleBinding names the pooled namespace: %v", err)
+	held, err := invariants.PooledHolds(ctx, k8s, ns.Name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(held).To(BeEmpty(), "no Secret, no RoleBinding, no ClusterRoleBinding naming the pooled namespace")
 	// Its watcher ClusterRole is made ahead, unbound: the managed-by label only, owned by the namespace,
 	// granting what a claim's grants.
 	role := &rbacv1.ClusterRole{}

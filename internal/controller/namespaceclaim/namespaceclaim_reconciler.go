@@ -28,9 +28,9 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // NamespaceClaimReconciler provisions a namespace, its objects and scoped credentials for each
@@ -62,10 +62,10 @@ type NamespaceClaimReconciler struct {
 
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test.
-	Bindings *informers.BindingIndex
+	Bindings *watchcache.BindingIndex
 	// DefaultServiceAccounts reports and watches each namespace's `default` ServiceAccount; nil reads
 	// it from the API server and polls while it is missing.
-	DefaultServiceAccounts *informers.DefaultServiceAccounts
+	DefaultServiceAccounts *watchcache.DefaultServiceAccounts
 	// tester runs the self-tests (see internal/selftest); SetupWithManager makes it from the fields
 	// above and the manager's connection, whose address and CA the rules reviews use with the tenant's
 	// token instead of the operator's credentials.
@@ -88,15 +88,15 @@ type NamespaceClaimReconciler struct {
 	// ActivePods reports and watches the Pods Pending or Running in each namespace (a claim's idle
 	// clock stops while there is one); nil reads them from the API server and watches nothing (unit
 	// tests only).
-	ActivePods *informers.ActivePods
+	ActivePods *watchcache.ActivePods
 	// SleepResync is how often a sleeping namespace is checked for recorded objects that run again;
 	// 0 means DefaultSleepResync.
 	SleepResync time.Duration
 
 	// NameReuse holds back the grants of a namespace whose name was in use moments ago, until the API
-	// server can no longer accept a previous holder's token (see informers.NamespaceReuse); nil skips the wait
+	// server can no longer accept a previous holder's token (see watchcache.NamespaceReuse); nil skips the wait
 	// (unit tests only: the manager and the envtest suite always set it, with CacheOptions).
-	NameReuse *informers.NamespaceReuse
+	NameReuse *watchcache.NamespaceReuse
 
 	// Ownership proves that nsclaim made a namespace for a claim or a pool (its record, internal/ownership):
 	// checked before every write to, handout of, count or deletion of a namespace. Labels only find

@@ -153,7 +153,7 @@ type claimScope struct {
 	selfTestBackoff time.Duration
 
 	// grantsAt is when the bindings naming the tenant may be made, when that is not at once (see
-	// informers.NamespaceReuse); zero otherwise.
+	// watchcache.NamespaceReuse); zero otherwise.
 	grantsAt time.Time
 
 	// unlockLimit leaves the critical section of the claim limit (see namespaceclaim_limit.go); nil

@@ -45,9 +45,9 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // webhookAuthorizer is an authorization webhook served on loopback: it has no opinion on anything,
@@ -121,9 +121,9 @@ func startOwnEnvtest(t *testing.T, env *envtest.Environment, release bool) clien
 	}
 
 	mgr, err := ctrl.NewManager(cfg2, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: informers.CacheOptions("", nil), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+		Cache: watchcache.CacheOptions("", nil), Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	g.Expect(err).NotTo(HaveOccurred())
-	bindings, err := informers.NewBindingIndex(cfg2, scheme, mgr.GetCache())
+	bindings, err := watchcache.NewBindingIndex(cfg2, scheme, mgr.GetCache())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(mgr.Add(bindings)).To(Succeed())
 	r := &NamespaceClaimReconciler{Bindings: bindings, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Ownership: verifier(mgr.GetClient()),

@@ -21,11 +21,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
+	"github.com/nsclaim/nsclaim-operator/internal/usable"
 )
 
 // reconcileUsable records whether the namespace is usable yet, in s.unusable: not while its name,
-// in use moments ago, holds back its grants (see informers.NamespaceReuse: no binding names its tenant
+// in use moments ago, holds back its grants (see watchcache.NamespaceReuse: no binding names its tenant
 // yet, so no token, no self-test and no Ready until the previous holder's token cannot authenticate),
 // nor until checkUsable finds it usable. A namespace not usable yet keeps a claim provisioned for the
 // first time quiet for a moment (quietUntil: reuseQuiet for the grants, pendingQuiet for the rest).
@@ -43,7 +43,7 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 	return nil
 }
 
-// checkUsable records in s.unusable why the namespace is not usable yet (informers.Usable: the class's
+// checkUsable records in s.unusable why the namespace is not usable yet (usable.Checker: the class's
 // ResourceQuota is in force and the `default` ServiceAccount exists), so that Ready means usable, and in
 // s.unusablePoll whether no watch reports the change it waits for. A claim Ready for its generation in
 // a reconcile that changed nothing asks nothing (the namespace was usable and nothing was replaced).
@@ -62,8 +62,8 @@ func (r *NamespaceClaimReconciler) checkUsable(ctx context.Context, s *claimScop
 // usable is the usable check over the reconciler's readers: the quota from the cache, the `default`
 // ServiceAccount from DefaultServiceAccounts (whose watch enqueues the claim when it appears), else
 // with a metadata-only GET.
-func (r *NamespaceClaimReconciler) usable() informers.Usable {
-	return informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
+func (r *NamespaceClaimReconciler) usable() usable.Checker {
+	return usable.Checker{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
 }
 
 // grantsWaitMessage says why a namespace's tenant gets no access yet.

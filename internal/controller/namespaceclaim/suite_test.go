@@ -53,9 +53,9 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespacepool"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // The ConfigMap protocol runs in the suite with the shell operator's defaults and its own class.
@@ -85,18 +85,11 @@ var (
 var envtestUnavailable string
 
 // requireEnvtest skips the calling test when the envtest control plane is not running, with the reason
-// naming KUBEBUILDER_ASSETS, or fails it when NSCLAIM_REQUIRE_ENVTEST is set (make test-unit sets it,
-// so that a control plane that does not start fails CI instead of skipping the suite). Every test that
-// talks to the API server calls it first.
+// naming KUBEBUILDER_ASSETS, or fails it when NSCLAIM_REQUIRE_ENVTEST is set (testenv.Unavailable, the
+// one envtest gate). Every test that talks to the API server calls it first.
 func requireEnvtest(t *testing.T) {
 	t.Helper()
-	if envtestUnavailable == "" {
-		return
-	}
-	if os.Getenv("NSCLAIM_REQUIRE_ENVTEST") != "" {
-		t.Fatal(envtestUnavailable)
-	}
-	t.Skip(envtestUnavailable)
+	testenv.Unavailable(t, envtestUnavailable)
 }
 
 // TestMain starts envtest's kube-apiserver and etcd with the generated CRDs, kube-controller-manager and
@@ -340,22 +333,22 @@ func loadOwnershipKey() {
 func startManager() {
 	loadOwnershipKey()
 	// The suite's API server started empty: nothing was deleted before it.
-	nameReuse := informers.NewNamespaceReuse(testClock, controlPlaneStarted)
+	nameReuse := watchcache.NewNamespaceReuse(testClock, controlPlaneStarted)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   informers.CacheOptions(requestsNamespace, nameReuse),
+		Cache:   watchcache.CacheOptions(requestsNamespace, nameReuse),
 		// The suite restarts the manager to prove a restart issues no token.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		panic(err)
 	}
-	bindings, defaultSAs, err := informers.AddSideCaches(mgr, cfg, scheme)
+	bindings, defaultSAs, err := watchcache.AddSideCaches(mgr, cfg, scheme)
 	if err != nil {
 		panic(err)
 	}
-	activePods, err := informers.AddActivePods(mgr, cfg, scheme)
+	activePods, err := watchcache.AddActivePods(mgr, cfg, scheme)
 	if err != nil {
 		panic(err)
 	}
@@ -392,11 +385,12 @@ func startManager() {
 	if err := (&namespaceorphan.OrphanReconciler{Ownership: owns, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim")}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
+	pools := namespaceclass.NewPoolReports()
 	if err := (&namespacepool.PoolReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim"),
-		DefaultServiceAccounts: defaultSAs, NameReuse: nameReuse, ClaimsBusy: r.Busy, RefillRate: 50, Ownership: owns}).SetupWithManager(mgr); err != nil {
+		DefaultServiceAccounts: defaultSAs, NameReuse: nameReuse, ClaimsBusy: r.Busy, RefillRate: 50, Ownership: owns, Reports: pools}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
-	if err := (&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient(), Pools: pools}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
 	cr := &configmaprequest.ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}

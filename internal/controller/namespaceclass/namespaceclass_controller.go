@@ -19,17 +19,22 @@ package namespaceclass
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
@@ -47,7 +52,8 @@ const stampRecheck = time.Minute
 // NamespaceClassReconciler reports on each class's status whether the operator can provision it: that
 // it may bind every ClusterRole the class names (a SelfSubjectAccessReview of `bind`, once per class
 // generation and every classRecheck), and that its Pod Security level is allowed. The claim reconciler
-// refuses claims of a class whose status says it cannot be provisioned, with the same message.
+// refuses claims of a class whose status says it cannot be provisioned, with the same message. It is the
+// one writer of a class's status: the pool reconciler's counts reach status.pool through Pools.
 type NamespaceClassReconciler struct {
 	client.Client
 	// APIReader reads the creator stamp from the API server (the operator may get it by name only, so
@@ -55,20 +61,96 @@ type NamespaceClassReconciler struct {
 	APIReader client.Reader
 	// MinimumPodSecurity is the weakest Pod Security level allowed; empty means baseline.
 	MinimumPodSecurity tenancyv1alpha1.PodSecurityLevel
+	// Pools carries the pool reconciler's counts, written to status.pool; nil writes no status.pool.
+	Pools *PoolReports
+
+	// checked remembers, by class name, the last check written (checkMark): a reconcile that a pool
+	// report asked for writes the counts without checking the class again before it is due.
+	checked sync.Map
 }
 
-// Reconcile checks one class and writes its Ready condition.
+// checkMark is a class's last check that reached its status: for which UID and generation, and when.
+type checkMark struct {
+	uid        types.UID
+	generation int64
+	at         time.Time
+}
+
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclasses/status,verbs=get;update;patch
+
+// Reconcile checks one class when its check is due (a new generation, or recheckAfter since the last
+// one) and writes its Ready condition and the pool's last reported counts in one status patch, only if
+// they changed.
 func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	class := &tenancyv1alpha1.NamespaceClass{}
 	if err := r.Get(ctx, req.NamespacedName, class); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.checked.Delete(req.Name)
+			if r.Pools != nil {
+				r.Pools.forget(req.Name)
+			}
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := class.DeepCopy()
+	now := time.Now()
+	due := r.checkDue(class, now)
+	if due {
+		cond, err := r.check(ctx, class)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		meta.SetStatusCondition(&class.Status.Conditions, cond)
+		class.Status.ObservedGeneration = class.Generation
+	}
+	if r.Pools != nil {
+		if pool, ok := r.Pools.pool(class); ok {
+			class.Status.Pool = pool
+		}
+	}
+	if !equality.Semantic.DeepEqual(before.Status, class.Status) {
+		if err := r.Status().Patch(ctx, class, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("patching NamespaceClass status: %w", err)
+		}
+	}
+	if due {
+		r.checked.Store(class.Name, checkMark{uid: class.UID, generation: class.Generation, at: now})
+		return ctrl.Result{RequeueAfter: recheckAfter(class)}, nil
+	}
+	mark, _ := r.checked.Load(class.Name)
+	return ctrl.Result{RequeueAfter: mark.(checkMark).at.Add(recheckAfter(class)).Sub(now)}, nil
+}
+
+// recheckAfter is how often class is checked again: stampRecheck for a class of credentials mode
+// Requester, classRecheck otherwise.
+func recheckAfter(class *tenancyv1alpha1.NamespaceClass) time.Duration {
+	if claimpolicy.IsRequesterMode(class) {
+		return stampRecheck
+	}
+	return classRecheck
+}
+
+// checkDue reports whether class is to be checked at now: never checked (in this process), a new UID
+// or generation, or recheckAfter since the last check.
+func (r *NamespaceClassReconciler) checkDue(class *tenancyv1alpha1.NamespaceClass, now time.Time) bool {
+	v, ok := r.checked.Load(class.Name)
+	if !ok {
+		return true
+	}
+	mark := v.(checkMark)
+	return mark.uid != class.UID || mark.generation != class.Generation || !now.Before(mark.at.Add(recheckAfter(class)))
+}
+
+// check returns class's Ready condition: True when the operator may bind every ClusterRole it names,
+// its Pod Security level is allowed and, in credentials mode Requester, the creator stamp is in force;
+// otherwise False with the first refusal's reason and message.
+func (r *NamespaceClassReconciler) check(ctx context.Context, class *tenancyv1alpha1.NamespaceClass) (metav1.Condition, error) {
 	var notBindable []claimpolicy.ClusterRoleField
 	for _, f := range claimpolicy.ClusterRoleFields(class) {
 		ok, err := r.mayBind(ctx, f.Name)
 		if err != nil {
-			return ctrl.Result{}, err
+			return metav1.Condition{}, err
 		}
 		if !ok {
 			notBindable = append(notBindable, f)
@@ -78,7 +160,7 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		Message: "The operator may bind every ClusterRole this class names, and its Pod Security level is allowed", ObservedGeneration: class.Generation}
 	stampRef, err := r.checkStamp(ctx, class)
 	if err != nil {
-		return ctrl.Result{}, err
+		return metav1.Condition{}, err
 	}
 	for _, ref := range []*claimpolicy.Refusal{claimpolicy.NotBindable(class, notBindable), claimpolicy.CheckPodSecurity(class, r.MinimumPodSecurity), stampRef} {
 		if ref != nil {
@@ -86,17 +168,7 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			break
 		}
 	}
-	meta.SetStatusCondition(&class.Status.Conditions, cond)
-	class.Status.ObservedGeneration = class.Generation
-	if !equality.Semantic.DeepEqual(before.Status, class.Status) {
-		if err := r.Status().Patch(ctx, class, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
-			return ctrl.Result{}, fmt.Errorf("patching NamespaceClass status: %w", err)
-		}
-	}
-	if claimpolicy.IsRequesterMode(class) {
-		return ctrl.Result{RequeueAfter: stampRecheck}, nil
-	}
-	return ctrl.Result{RequeueAfter: classRecheck}, nil
+	return cond, nil
 }
 
 // checkStamp, for a class of credentials mode Requester, reads the creator stamp its claims depend on
@@ -128,10 +200,14 @@ func (r *NamespaceClassReconciler) mayBind(ctx context.Context, name string) (bo
 	return ssar.Status.Allowed, nil
 }
 
-// SetupWithManager reconciles a class when its spec changes.
+// SetupWithManager reconciles a class when its spec changes, and when the pool reconciler reports
+// counts its status.pool does not hold yet (Pools).
 func (r *NamespaceClassReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&tenancyv1alpha1.NamespaceClass{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Named("namespaceclass").
-		Complete(r)
+		Named("namespaceclass")
+	if r.Pools != nil {
+		b = b.WatchesRawSource(source.Channel(r.Pools.events, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
 }

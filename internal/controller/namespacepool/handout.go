@@ -31,10 +31,11 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
+	"github.com/nsclaim/nsclaim-operator/internal/usable"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;patch;delete
@@ -53,13 +54,13 @@ type Handout struct {
 	Recorder recorder.EventRecorder
 	// DefaultServiceAccounts reports each namespace's `default` ServiceAccount; nil reads it from the
 	// API server.
-	DefaultServiceAccounts *informers.DefaultServiceAccounts
+	DefaultServiceAccounts *watchcache.DefaultServiceAccounts
 	// NameReuse holds back a namespace whose name was in use moments ago (see
-	// informers.NamespaceReuse); nil holds back none.
-	NameReuse *informers.NamespaceReuse
+	// watchcache.NamespaceReuse); nil holds back none.
+	NameReuse *watchcache.NamespaceReuse
 	// Bindings finds bindings nsclaim did not make that name a pooled namespace's tenant ahead of any
 	// claim; nil skips that check.
-	Bindings *informers.BindingIndex
+	Bindings *watchcache.BindingIndex
 	// Ownership proves that a pooled namespace is the pool's (its record) before it is handed out, and
 	// writes the claim's record with the handout.
 	Ownership *ownership.Verifier
@@ -67,7 +68,7 @@ type Handout struct {
 
 // HandOut takes one ready namespace of class's pool for the claim owner, or returns nil when there is
 // none: a pooled namespace (claimpolicy.IsPooled) of the class as it is now (claimpolicy.PoolCurrent),
-// not terminating, whose grants may be made at once (informers.NamespaceReuse, as of now), that is
+// not terminating, whose grants may be made at once (watchcache.NamespaceReuse, as of now), that is
 // usable (the quota's status computed, the `default` ServiceAccount made), proven the pool's by its
 // record and holding only what the pool made (verifyPooled). It is taken by a merge patch of its labels
 // conditional on the resourceVersion it was read at (claimpolicy.HandoutPatch), which writes the
@@ -111,8 +112,8 @@ func (h *Handout) ready(ctx context.Context, class *tenancyv1alpha1.NamespaceCla
 	if h.NameReuse != nil && h.NameReuse.GrantsAt(ns).After(now) {
 		return false, nil
 	}
-	usable := informers.Usable{Reader: h.Client, APIReader: h.APIReader, ServiceAccounts: h.DefaultServiceAccounts}
-	if pending, _, err := usable.Pending(ctx, ns.Name, inNamespace(quota, ns.Name)); err != nil || pending != "" {
+	checker := usable.Checker{Reader: h.Client, APIReader: h.APIReader, ServiceAccounts: h.DefaultServiceAccounts}
+	if pending, _, err := checker.Pending(ctx, ns.Name, inNamespace(quota, ns.Name)); err != nil || pending != "" {
 		return false, err
 	}
 	// The pool's labels are an index: only the pool's record proves that nsclaim made this namespace

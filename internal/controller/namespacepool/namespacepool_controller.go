@@ -29,7 +29,6 @@ import (
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -45,10 +44,11 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
-	"github.com/nsclaim/nsclaim-operator/internal/informers"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
+	"github.com/nsclaim/nsclaim-operator/internal/usable"
+	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
 const (
@@ -67,9 +67,10 @@ const (
 // ahead: built by claimpolicy.BuildPooled (a claim's namespace minus every binding, token and Secret),
 // labelled with the pool's labels and no claim's marks. It deletes the pooled namespaces of a class
 // that is gone, of an older class generation, or beyond its size, and creates the missing ones at
-// RefillRate per class, never while the claims have work (ClaimsBusy). It reports the counts in the
-// class's status.pool. It never touches a namespace that is not a pooled one (claimpolicy.IsPooled),
-// and a handed-out namespace is a claim's: the claim reconciler takes it with an optimistic lock.
+// RefillRate per class, never while the claims have work (ClaimsBusy). It reports the counts for the
+// class's status.pool through Reports (the class reconciler writes them). It never touches a namespace
+// that is not a pooled one (claimpolicy.IsPooled), and a handed-out namespace is a claim's: the claim
+// reconciler takes it with an optimistic lock.
 //
 // A reconcile request's name is a pool label's value (claimpolicy.Label of the class's name), so the
 // namespaces of a class that was deleted while the operator was down are still found and deleted.
@@ -81,10 +82,10 @@ type PoolReconciler struct {
 	Clock     clock.PassiveClock
 	// DefaultServiceAccounts reports each namespace's `default` ServiceAccount; nil reads it from the
 	// API server.
-	DefaultServiceAccounts *informers.DefaultServiceAccounts
+	DefaultServiceAccounts *watchcache.DefaultServiceAccounts
 	// NameReuse learns of the namespaces the pool creates, so one whose name was in use moments ago is
-	// not handed out before the previous holder's token is dead (see informers.NamespaceReuse).
-	NameReuse *informers.NamespaceReuse
+	// not handed out before the previous holder's token is dead (see watchcache.NamespaceReuse).
+	NameReuse *watchcache.NamespaceReuse
 	// Ownership proves that a namespace labelled as pooled was made by this reconciler (the pool's record,
 	// internal/ownership): only such a namespace is counted, kept, handed out or deleted.
 	Ownership *ownership.Verifier
@@ -97,12 +98,14 @@ type PoolReconciler struct {
 	FenceCovers func() bool
 	// RefillRate is the most namespaces per second one class's pool creates; 0 means DefaultRefillRate.
 	RefillRate float64
+	// Reports takes the counts for the class's status.pool, which the class reconciler writes: the pool
+	// reconciler writes no status. nil: the counts go nowhere.
+	Reports StatusReporter
 
 	limiters sync.Map
 }
 
 // +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclasses,verbs=get;list;watch
-// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclasses/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts;resourcequotas;limitranges,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create
@@ -125,16 +128,16 @@ func (r *PoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			p.stale = append(p.stale, ns)
 			continue
 		}
-		usable, err := r.ensureUsable(ctx, class, ns)
+		isUsable, err := r.ensureUsable(ctx, class, ns)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if at := r.grantsAt(ns); usable && at.After(r.now()) {
-			// Its tenant may not be bound yet (see informers.NamespaceReuse): not ready until then.
-			usable = false
+		if at := r.grantsAt(ns); isUsable && at.After(r.now()) {
+			// Its tenant may not be bound yet (see watchcache.NamespaceReuse): not ready until then.
+			isUsable = false
 			p.wakeAt(at.Sub(r.now()))
 		}
-		if usable {
+		if isUsable {
 			p.ready = append(p.ready, ns)
 		} else {
 			p.creating = append(p.creating, ns)
@@ -150,9 +153,7 @@ func (r *PoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, nil
 	}
 	res, refillErr := r.refill(ctx, p)
-	if err := r.writeStatus(ctx, class, p); err != nil {
-		return ctrl.Result{}, err
-	}
+	r.reportStatus(ctx, class, p)
 	if refillErr != nil {
 		return ctrl.Result{}, refillErr
 	}
@@ -374,7 +375,7 @@ func pooledChildren(d claimpolicy.Desired, ns *corev1.Namespace) []client.Object
 }
 
 // ensureUsable makes sure the pooled namespace ns holds its objects and reports whether it is usable,
-// by the same rule as a claim's namespace (informers.Usable).
+// by the same rule as a claim's namespace (usable.Checker).
 func (r *PoolReconciler) ensureUsable(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, ns *corev1.Namespace) (bool, error) {
 	d := claimpolicy.BuildPooled(ns.Name, class)
 	if err := r.createChildren(ctx, d, ns); err != nil {
@@ -384,26 +385,28 @@ func (r *PoolReconciler) ensureUsable(ctx context.Context, class *tenancyv1alpha
 	return pending == "" && err == nil, err
 }
 
-// usable checks a pooled namespace by the rule a claim's namespace is checked by (informers.Usable).
-func (r *PoolReconciler) usable() informers.Usable {
-	return informers.Usable{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
+// usable checks a pooled namespace by the rule a claim's namespace is checked by (usable.Checker).
+func (r *PoolReconciler) usable() usable.Checker {
+	return usable.Checker{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
 }
 
-// writeStatus records the pool's counts in the class's status.pool, if they changed.
-func (r *PoolReconciler) writeStatus(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, p *pool) error {
+// StatusReporter takes the pool's counts for a class's status.pool: the class reconciler, the one
+// writer of a class's status, writes them (namespaceclass.PoolReports).
+type StatusReporter interface {
+	Report(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, pool *tenancyv1alpha1.PoolStatus)
+}
+
+// reportStatus reports the pool's counts for the class's status.pool (nil when the class has no pool and
+// the pool holds nothing) to Reports.
+func (r *PoolReconciler) reportStatus(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, p *pool) {
+	if r.Reports == nil {
+		return
+	}
 	var want *tenancyv1alpha1.PoolStatus
 	if claimpolicy.PoolSize(class) > 0 || len(p.ready)+len(p.creating) > 0 {
 		want = &tenancyv1alpha1.PoolStatus{Ready: int32(len(p.ready)), Creating: int32(len(p.creating))}
 	}
-	if equality.Semantic.DeepEqual(class.Status.Pool, want) {
-		return nil
-	}
-	patched := class.DeepCopy()
-	patched.Status.Pool = want
-	if err := r.Status().Patch(ctx, patched, client.MergeFrom(class), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("patching the status of NamespaceClass %s: %w", class.Name, err)
-	}
-	return nil
+	r.Reports.Report(ctx, class, want)
 }
 
 // SetupWithManager watches classes, the pooled namespaces (and the ones handed out of a pool, whose
