@@ -46,6 +46,8 @@ type session struct {
 	ns     string
 	claims dynamic.ResourceInterface
 	kube   kubernetes.Interface
+	// logf writes a progress line to stderr.
+	logf func(format string, args ...any)
 }
 
 func (o *options) session() (*session, error) {
@@ -65,7 +67,7 @@ func (o *options) session() (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{ns: ns, claims: dyn.Resource(claimsResource).Namespace(ns), kube: kube}, nil
+	return &session{ns: ns, claims: dyn.Resource(claimsResource).Namespace(ns), kube: kube, logf: o.logf}, nil
 }
 
 func toClaim(obj runtime.Object) (*tenancyv1alpha1.NamespaceClaim, error) {
@@ -186,13 +188,19 @@ func (s *session) waitGone(ctx context.Context, name string, timeout time.Durati
 }
 
 // waitReady waits until the claim is Ready, and fails at once when it is refused, expires or goes
-// away.
+// away. It prints a progress line at every change of state (cli.ProgressLine), so a step's log is never
+// silent while it waits.
 func (s *session) waitReady(ctx context.Context, name string, timeout time.Duration) (*tenancyv1alpha1.NamespaceClaim, error) {
+	last := ""
 	return s.waitFor(ctx, name, timeout, "to be Ready", func(c *tenancyv1alpha1.NamespaceClaim) (bool, error) {
 		if c == nil {
 			return false, &cli.NotFoundError{What: fmt.Sprintf("namespaceclaim %s/%s (deleted while waiting)", s.ns, name)}
 		}
 		st := cli.Classify(c)
+		if line := cli.ProgressLine(s.ns+"/"+name, st); line != last && s.logf != nil {
+			last = line
+			s.logf("%s", line)
+		}
 		switch st.Phase {
 		case cli.PhaseReady:
 			return true, nil
