@@ -45,9 +45,9 @@ const (
 type claimOptions struct {
 	*options
 	class, namespaceName, ifExists, output, writeKubeconfig, nameFile string
-	ttl, keep, timeout                                      time.Duration
-	wait                                                    bool
-	tokens                                                  tokenSourceFlags
+	ttl, keep, timeout                                                time.Duration
+	wait                                                              bool
+	tokens                                                            tokenSourceFlags
 }
 
 func newClaimCommand(o *options) *cobra.Command {
