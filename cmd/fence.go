@@ -254,8 +254,7 @@ func (o *fenceObserver) observe(st fence.Status) {
 // conditionLocked is the FenceIntact condition for state, st being the last check; o.mu must be held.
 // Only this release's fence makes it True.
 func (o *fenceObserver) conditionLocked(state fenceState, st fence.Status) (metav1.ConditionStatus, string, string) {
-	apply := "apply fence.yaml of release " + o.own() + " (kubectl apply --server-side -f fence.yaml;" +
-		" or kustomize build config/fence of that release | kubectl apply --server-side -f -)"
+	apply := fence.InstructionFor(fence.PartValidating, "", o.own())
 	switch state {
 	case fenceCurrent:
 		return metav1.ConditionTrue, FenceIntactReason, o.intactMessage(st)

@@ -181,6 +181,19 @@ func (s *session) waitFor(ctx context.Context, name string, timeout time.Duratio
 	return last, err
 }
 
+// serverVersion is the cluster's Kubernetes version when the guidance for reason depends on it (a
+// fence instruction), else (or if it cannot be read) empty.
+func (s *session) serverVersion(reason string) string {
+	if !cli.NeedsServerVersion(reason) {
+		return ""
+	}
+	v, err := s.kube.Discovery().ServerVersion()
+	if err != nil {
+		return ""
+	}
+	return v.GitVersion
+}
+
 // waitGone waits until the claim is deleted.
 func (s *session) waitGone(ctx context.Context, name string, timeout time.Duration) error {
 	_, err := s.waitFor(ctx, name, timeout, "to be gone", func(c *tenancyv1alpha1.NamespaceClaim) (bool, error) { return c == nil, nil })
@@ -212,7 +225,7 @@ func (s *session) waitReady(ctx context.Context, name string, timeout time.Durat
 			if st.Phase == cli.PhaseDeleting && reason != tenancyv1alpha1.ReleasedReason {
 				reason, st.Message = tenancyv1alpha1.ReleasedReason, "the claim is being deleted"
 			}
-			return false, &cli.RefusedError{Claim: s.ns + "/" + name, Reason: reason, Message: st.Message}
+			return false, &cli.RefusedError{Claim: s.ns + "/" + name, Reason: reason, Message: st.Message, ServerVersion: s.serverVersion(reason)}
 		}
 		return false, nil
 	})

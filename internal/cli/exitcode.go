@@ -57,10 +57,12 @@ type RefusedError struct {
 	Claim   string
 	Reason  string
 	Message string
+	// ServerVersion is the cluster's Kubernetes version, when known (a fence instruction depends on it).
+	ServerVersion string
 }
 
 func (e *RefusedError) Error() string {
-	g := GuidanceFor(e.Reason)
+	g := GuidanceOn(e.Reason, e.ServerVersion)
 	return fmt.Sprintf("namespaceclaim %s refused: %s: %s\n  who must act: %s\n  what to do: %s", e.Claim, e.Reason, e.Message, g.Actor, g.Action)
 }
 

@@ -139,6 +139,7 @@ func TestAFlagShapedNameNeverReachesItsServer(t *testing.T) {
 	dir := t.TempDir()
 	code, out = runGitLabJob(t, jobs, "nsclaim-claim", dir, gitlabEnv(t, dir, pipelineKC))
 	g.Expect(code).To(Equal(cli.ExitUsage), out)
+	g.Expect(out).To(ContainSubstring("is not a name"), "the plugin refused the name as an argument")
 
 	g.Expect(connections()).To(BeZero(), "something connected to the name's server")
 	g.Expect(claimsIn(g, ns)).To(BeEmpty())
@@ -169,6 +170,11 @@ func TestGitLabComponentInputsAreData(t *testing.T) {
 		jobs := gitlabComponent(t, map[string]string{"class": className, input: value})
 		code, out := runGitLabJob(t, jobs, "nsclaim-claim", dir, gitlabEnv(t, dir, pipelineKC))
 		g.Expect(code).To(Equal(cli.ExitUsage), "%s=%q: %s", input, value, out)
+		if input == "name" {
+			g.Expect(out).To(ContainSubstring("is not a name"), "the plugin refused the name as an argument")
+		} else {
+			g.Expect(out).To(ContainSubstring("nsclaim: input "+input+" is not valid"), "%s=%q: %s", input, value, out)
+		}
 		g.Expect(filepath.Join(dir, "pwned")).NotTo(BeAnExistingFile(), "%s=%q ran a command", input, value)
 	}
 	g.Expect(claimsIn(g, ns)).To(BeEmpty())
