@@ -30,6 +30,7 @@ import (
 
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/fence/instruction"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 )
@@ -254,7 +255,7 @@ func (o *fenceObserver) observe(st fence.Status) {
 // conditionLocked is the FenceIntact condition for state, st being the last check; o.mu must be held.
 // Only this release's fence makes it True.
 func (o *fenceObserver) conditionLocked(state fenceState, st fence.Status) (metav1.ConditionStatus, string, string) {
-	apply := fence.InstructionFor(fence.PartValidating, "", o.own())
+	apply := instruction.InstructionFor(instruction.PartValidating, "", o.own())
 	switch state {
 	case fenceCurrent:
 		return metav1.ConditionTrue, FenceIntactReason, o.intactMessage(st)

@@ -18,7 +18,7 @@ package cli
 
 import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/fence"
+	"github.com/nsclaim/nsclaim-operator/internal/fence/instruction"
 )
 
 // Actors: who can change what a refusal depends on.
@@ -57,9 +57,9 @@ var guidance = map[string]Guidance{
 	tenancyv1alpha1.InvalidTokenPolicyReason:     {ActorPipeline, "set the token policy annotation to only-once or multiple-times"},
 	tenancyv1alpha1.ClusterRoleNotBindableReason: {ActorClusterAdmin, "grant the operator bind on the class's ClusterRole, or change the class's clusterRole"},
 	tenancyv1alpha1.PodSecurityNotAllowedReason:  {ActorClassAdmin, "raise the class's podSecurity to the operator's minimum"},
-	tenancyv1alpha1.FenceNotIntactReason:         {ActorClusterAdmin, fence.Instruction(fence.PartValidating, "")},
+	tenancyv1alpha1.FenceNotIntactReason:         {ActorClusterAdmin, instruction.Instruction(instruction.PartValidating, "")},
 	tenancyv1alpha1.TokenRevokedReason:           {ActorPipeline, "claim again: an only-once token is never re-issued"},
-	tenancyv1alpha1.CreatorNotStampedReason:      {ActorClusterAdmin, fence.Instruction(fence.PartKeyless, "")},
+	tenancyv1alpha1.CreatorNotStampedReason:      {ActorClusterAdmin, instruction.Instruction(instruction.PartKeyless, "")},
 	tenancyv1alpha1.CreatorNotAdmittedReason:     {ActorClassAdmin, "add your username to the class's credentials.requester.allowedUsernames, or use a class that admits it"},
 	tenancyv1alpha1.ExpiredReason:                {ActorPipeline, "claim again: kubectl nsclaim claim recreates an expired claim of the same name"},
 	tenancyv1alpha1.ReleasedReason:               {ActorNobody, "the namespace was released; the claim is deleted next, then the name may be claimed again"},
@@ -70,10 +70,10 @@ var guidance = map[string]Guidance{
 }
 
 // fenceParts are the reasons whose guidance is a fence instruction, which depends on the cluster's
-// Kubernetes version (internal/fence.Instruction).
-var fenceParts = map[string]fence.Part{
-	tenancyv1alpha1.FenceNotIntactReason:    fence.PartValidating,
-	tenancyv1alpha1.CreatorNotStampedReason: fence.PartKeyless,
+// Kubernetes version (internal/fence/instruction.Instruction).
+var fenceParts = map[string]instruction.Part{
+	tenancyv1alpha1.FenceNotIntactReason:    instruction.PartValidating,
+	tenancyv1alpha1.CreatorNotStampedReason: instruction.PartKeyless,
 }
 
 // NeedsServerVersion reports whether the guidance for reason depends on the cluster's version.
@@ -92,7 +92,7 @@ func GuidanceFor(reason string) Guidance {
 // the one for that version.
 func GuidanceOn(reason, serverVersion string) Guidance {
 	if part, ok := fenceParts[reason]; ok {
-		return Guidance{ActorClusterAdmin, fence.Instruction(part, serverVersion)}
+		return Guidance{ActorClusterAdmin, instruction.Instruction(part, serverVersion)}
 	}
 	if g, ok := guidance[reason]; ok {
 		return g

@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package fence
+// Package instruction holds the one fence instruction per Kubernetes version that the plugin, the
+// operator's OperatorCondition, the claims' conditions and the docs give (a test keeps the docs equal).
+// It depends on nothing of nsclaim's, so the pure packages (internal/claimpolicy) may import it.
+package instruction
 
 import (
 	"k8s.io/apimachinery/pkg/util/version"

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package fence
+package instruction
 
 import (
 	"os"
@@ -77,7 +77,7 @@ func TestDocsGiveTheInstruction(t *testing.T) {
 		}
 		return string(b)
 	}
-	troubleshooting := read("../../docs/troubleshooting.md")
+	troubleshooting := read("../../../docs/troubleshooting.md")
 	for reason, cmds := range map[string][]string{
 		"FenceNotIntact":    {ApplyValidating, ApplyValidatingCheckout},
 		"CreatorNotStamped": {ApplyKeyless, ApplyKeylessCheckout},
@@ -93,7 +93,7 @@ func TestDocsGiveTheInstruction(t *testing.T) {
 		}
 	}
 	bare := regexp.MustCompile("apply( --server-side)? -k config/fence([`) ;]|$)")
-	for _, p := range []string{"../../docs/troubleshooting.md", "../../README.md", "../../docs/pipelines.md"} {
+	for _, p := range []string{"../../../docs/troubleshooting.md", "../../../README.md", "../../../docs/pipelines.md"} {
 		if m := bare.FindString(read(p)); m != "" {
 			t.Errorf("%s says %q: config/fence as a whole needs Kubernetes 1.36; give %q (or %q on 1.36+)", p, m, ApplyValidatingCheckout, ApplyKeylessCheckout)
 		}
