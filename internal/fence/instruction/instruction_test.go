@@ -93,7 +93,7 @@ func TestDocsGiveTheInstruction(t *testing.T) {
 		}
 	}
 	bare := regexp.MustCompile("apply( --server-side)? -k config/fence([`) ;]|$)")
-	for _, p := range []string{"../../../docs/troubleshooting.md", "../../../README.md", "../../../docs/pipelines.md"} {
+	for _, p := range []string{"../../../docs/troubleshooting.md", "../../../README.md", "../../../docs/pipelines.md", "../../../docs/runbooks.md"} {
 		if m := bare.FindString(read(p)); m != "" {
 			t.Errorf("%s says %q: config/fence as a whole needs Kubernetes 1.36; give %q (or %q on 1.36+)", p, m, ApplyValidatingCheckout, ApplyKeylessCheckout)
 		}
