@@ -48,20 +48,23 @@ func DefaultClaimName(getenv func(string) string, random string) (name string, o
 	return claimpolicy.Label("nsc-" + strings.ToLower(random)), false
 }
 
+// envTrue is the value CIs give their marker variables (GITHUB_ACTIONS, GITLAB_CI, ...).
+const envTrue = "true"
+
 // ciParts returns the parts of a known CI's job-instance name, or nil outside one.
 func ciParts(getenv func(string) string) []string {
 	switch {
-	case getenv("GITHUB_ACTIONS") == "true" && getenv("GITHUB_RUN_ID") != "":
+	case getenv("GITHUB_ACTIONS") == envTrue && getenv("GITHUB_RUN_ID") != "":
 		return githubParts(getenv)
-	case getenv("GITLAB_CI") == "true" && getenv("CI_JOB_ID") != "":
+	case getenv("GITLAB_CI") == envTrue && getenv("CI_JOB_ID") != "":
 		return []string{"gl", getenv("CI_JOB_ID")}
 	case getenv("JENKINS_URL") != "" && getenv("BUILD_TAG") != "":
 		return []string{"jk", getenv("BUILD_TAG")}
-	case getenv("BUILDKITE") == "true" && getenv("BUILDKITE_JOB_ID") != "":
+	case getenv("BUILDKITE") == envTrue && getenv("BUILDKITE_JOB_ID") != "":
 		return []string{"bk", getenv("BUILDKITE_JOB_ID")}
-	case strings.EqualFold(getenv("TF_BUILD"), "true") && getenv("BUILD_BUILDID") != "" && getenv("SYSTEM_JOBID") != "":
+	case strings.EqualFold(getenv("TF_BUILD"), envTrue) && getenv("BUILD_BUILDID") != "" && getenv("SYSTEM_JOBID") != "":
 		return []string{"az", getenv("BUILD_BUILDID"), digest(getenv("SYSTEM_JOBID"))}
-	case getenv("CIRCLECI") == "true" && getenv("CIRCLE_WORKFLOW_JOB_ID") != "":
+	case getenv("CIRCLECI") == envTrue && getenv("CIRCLE_WORKFLOW_JOB_ID") != "":
 		return []string{"cc", getenv("CIRCLE_WORKFLOW_JOB_ID")}
 	}
 	return nil

@@ -95,6 +95,6 @@ func TestREADMESnippet(t *testing.T) {
 		var claims tenancyv1alpha1.NamespaceClaimList
 		g.Expect(admin.List(ctx, &claims, client.InNamespace(ns))).To(Succeed())
 		return claims.Items
-	}).WithTimeout(90 * time.Second).Should(BeEmpty(), "no claim is left")
+	}).WithTimeout(90*time.Second).Should(BeEmpty(), "no claim is left")
 	g.Eventually(gone(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenantNS}})).WithTimeout(90 * time.Second).Should(BeTrue())
 }
