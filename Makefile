@@ -244,7 +244,7 @@ plugin: ## Build the kubectl-nsclaim plugin into bin/kubectl-nsclaim (put it on 
 	go build -o bin/kubectl-nsclaim ./cmd/kubectl-nsclaim
 
 # PLUGIN_PLATFORMS are the os/arch pairs of the plugin's release archives; PLUGIN_DIST receives them.
-PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 PLUGIN_DIST ?= $(CURDIR)/dist/plugin
 
 .PHONY: plugin-dist

@@ -4,7 +4,7 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { spawnSync } = require('child_process');
+const { spawn } = require('child_process');
 
 // input reads an action input as the runner passes it: INPUT_<NAME, upper case, spaces as _>.
 function input(name) {
@@ -54,12 +54,28 @@ function workDir() {
   return dir;
 }
 
-// plugin runs kubectl-nsclaim with args; stderr goes to the log, stdout is returned.
-function plugin(bin, args) {
-  const res = spawnSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
-  if (res.error) throw res.error;
-  process.stderr.write(res.stderr || '');
-  return { code: res.status, stdout: res.stdout || '', stderr: res.stderr || '' };
+// plugin runs kubectl-nsclaim with args (env added to the step's); its stderr goes to the log as it
+// comes (the progress lines of a wait: the log is never silent), stdout is returned.
+function plugin(bin, args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; process.stderr.write(d); });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code === null ? 1 : code, stdout, stderr }));
+  });
 }
 
-module.exports = { input, setOutput, saveState, getState, exportVariable, summary, error, addMask, workDir, plugin };
+// checkInputs refuses an input that would be read as a flag (it starts with "-") or holds a line
+// break: the plugin gets every input as one argument, never as code or as another option.
+function checkInputs(names) {
+  for (const n of names) {
+    const v = input(n);
+    if (v.startsWith('-')) throw new Error(`input ${n} must not start with "-" (got ${JSON.stringify(v.slice(0, 70))}): it would be read as a flag`);
+    if (/[\r\n\0]/.test(v)) throw new Error(`input ${n} must be one line`);
+  }
+}
+
+module.exports = { input, setOutput, saveState, getState, exportVariable, summary, error, addMask, workDir, plugin, checkInputs };

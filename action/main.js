@@ -1,13 +1,19 @@
-// nsclaim's GitHub Action, main step: find (or download) kubectl-nsclaim, write the pipeline identity's
-// kubeconfig (token mode: the kubeconfig input; keyless: the server, its CA and an exec credential
-// plugin that fetches the job's OIDC ID token at every use), create the claim (its name is saved at
-// once, so the post step releases it whatever happens next), wait for it, and output the namespace and
-// the path of its kubeconfig. A refusal fails the step with the plugin's message and exit code.
+// nsclaim's GitHub Action, main step: find (or download the Action's own release of) kubectl-nsclaim,
+// write the pipeline identity's kubeconfig (token mode: the kubeconfig input; keyless: the server, its
+// CA and an exec credential plugin that fetches the job's OIDC ID token at every use), create the claim
+// (its name is saved at once, so the post step releases it whatever happens next), wait for it with a
+// progress line per change, and output the namespace, the path of its kubeconfig and the path of the
+// pipeline's own kubeconfig. A refusal fails the step with the plugin's message and exit code. Every
+// input reaches the plugin as one argument after the flags it belongs to, positionals after "--";
+// an input that starts with "-" is refused.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const lib = require('./lib');
 const { findPlugin } = require('./plugin');
+
+// Inputs passed to the plugin: none may start with "-".
+const PLUGIN_INPUTS = ['name', 'class', 'ttl', 'namespace', 'audience', 'timeout', 'if-exists', 'job-index', 'version'];
 
 function pipelineKubeconfig(dir) {
   const file = path.join(dir, 'pipeline.kubeconfig');
@@ -21,6 +27,7 @@ function pipelineKubeconfig(dir) {
   const server = lib.input('server');
   const ca = lib.input('certificate-authority');
   if (!server || !ca) throw new Error('keyless mode needs the server and certificate-authority inputs');
+  if (!lib.input('namespace')) throw new Error('keyless mode needs the namespace input: the requester namespace where the job\'s identity may claim (a keyless kubeconfig names none, and "default" is not one)');
   const doc = {
     apiVersion: 'v1', kind: 'Config', 'current-context': 'pipeline',
     clusters: [{ name: 'cluster', cluster: { server, 'certificate-authority-data': Buffer.from(ca + '\n').toString('base64') } }],
@@ -34,34 +41,39 @@ function pipelineKubeconfig(dir) {
 }
 
 async function main() {
+  lib.checkInputs(PLUGIN_INPUTS);
   const dir = lib.workDir();
   const bin = await findPlugin(dir, lib.input('version'));
   const kubeconfig = pipelineKubeconfig(dir);
   const common = ['--kubeconfig', kubeconfig];
   if (lib.input('namespace')) common.push('--namespace', lib.input('namespace'));
+  // Matrix legs share run, attempt and job: the job index tells their claims apart.
+  const env = lib.input('job-index') ? { NSCLAIM_JOB_INSTANCE: lib.input('job-index') } : {};
   lib.saveState('bin', bin);
   lib.saveState('kubeconfig', kubeconfig);
   lib.saveState('namespace', lib.input('namespace'));
   lib.saveState('release', lib.input('release') || 'true');
+  lib.setOutput('pipeline-kubeconfig', kubeconfig);
 
-  const claimArgs = ['claim'];
-  if (lib.input('name')) claimArgs.push(lib.input('name'));
-  if (lib.input('class')) claimArgs.push('--class', lib.input('class'));
-  if (lib.input('ttl')) claimArgs.push('--ttl', lib.input('ttl'));
-  claimArgs.push('--if-exists', lib.input('if-exists') || 'use', '--timeout', lib.input('timeout') || '3m');
+  const flags = [];
+  if (lib.input('class')) flags.push('--class', lib.input('class'));
+  if (lib.input('ttl')) flags.push('--ttl', lib.input('ttl'));
+  if (lib.input('if-exists')) flags.push('--if-exists', lib.input('if-exists'));
+  flags.push('--timeout', lib.input('timeout') || '3m');
+  const positional = lib.input('name') ? ['--', lib.input('name')] : [];
 
-  // 1. Create (or reuse) the claim without waiting, and save its name for the post step.
-  let res = lib.plugin(bin, [...common, ...claimArgs, '--wait=false', '-o', 'json']);
+  // 1. Create (or reuse the job's own) claim without waiting, and save its name for the post step.
+  let res = await lib.plugin(bin, [...common, 'claim', ...flags, '--wait=false', '-o', 'json', ...positional], env);
   if (res.code !== 0) return fail(res, '');
   const name = JSON.parse(res.stdout).metadata.name;
   lib.saveState('claim', name);
   lib.setOutput('claim', name);
 
-  // 2. Wait for it (the claim exists now: --if-exists=use) and write the namespace's kubeconfig.
+  // 2. Wait for it (the claim exists now and is this job's: --if-exists=use) and write its kubeconfig.
   const nsKubeconfig = path.join(dir, `${name}.kubeconfig`);
-  const waitArgs = ['claim', name, '--if-exists', 'use', '--timeout', lib.input('timeout') || '3m', '-o', 'json', '--write-kubeconfig', nsKubeconfig];
+  const waitArgs = ['claim', '--if-exists', 'use', '--timeout', lib.input('timeout') || '3m', '-o', 'json', '--write-kubeconfig', nsKubeconfig];
   if (lib.input('audience')) waitArgs.push('--exec-github-audience', lib.input('audience'));
-  res = lib.plugin(bin, [...common, ...waitArgs]);
+  res = await lib.plugin(bin, [...common, ...waitArgs, '--', name], env);
   if (res.code !== 0) return fail(res, name);
   const claim = JSON.parse(res.stdout);
   const ns = claim.status.namespace;
@@ -80,7 +92,7 @@ async function main() {
 // fail reports a failed plugin run: its message as an error annotation and in the step summary, and
 // the plugin's exit code as the step's.
 function fail(res, name) {
-  const msg = res.stderr.split('\n').filter((l) => l && !/^namespaceclaim .* (created|exists|is being deleted)/.test(l)).join('\n') || `kubectl-nsclaim exited with ${res.code}`;
+  const msg = res.stderr.split('\n').filter((l) => l && !/^namespaceclaim \S+( created|: | exists| is being deleted)/.test(l)).join('\n') || `kubectl-nsclaim exited with ${res.code}`;
   lib.error(msg);
   lib.summary(['### nsclaim: no namespace' + (name ? ` for claim \`${name}\`` : ''), '', '```', msg, '```'].join('\n'));
   return res.code || 1;

@@ -4,7 +4,7 @@
 const fs = require('fs');
 const lib = require('./lib');
 
-function main() {
+async function main() {
   const name = lib.getState('claim');
   const bin = lib.getState('bin');
   const kubeconfig = lib.getState('kubeconfig');
@@ -12,7 +12,7 @@ function main() {
   if (name && bin && lib.getState('release') !== 'false') {
     const args = ['--kubeconfig', kubeconfig];
     if (lib.getState('namespace')) args.push('--namespace', lib.getState('namespace'));
-    const res = lib.plugin(bin, [...args, 'release', name]);
+    const res = await lib.plugin(bin, [...args, 'release', '--', name]);
     if (res.code === 0) {
       lib.summary(`nsclaim: released claim \`${name}\`; its namespace is being deleted.`);
     } else {
@@ -26,4 +26,4 @@ function main() {
   return code;
 }
 
-process.exitCode = main();
+main().then((code) => { process.exitCode = code; }, (err) => { lib.error(err.message); process.exitCode = 1; });

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,10 +44,10 @@ const (
 
 type claimOptions struct {
 	*options
-	class, namespaceName, ifExists, output, writeKubeconfig string
-	ttl, keep, timeout                                      time.Duration
-	wait                                                    bool
-	tokens                                                  tokenSourceFlags
+	class, namespaceName, ifExists, output, writeKubeconfig, nameFile string
+	ttl, keep, timeout                                                time.Duration
+	wait                                                              bool
+	tokens                                                            tokenSourceFlags
 }
 
 func newClaimCommand(o *options) *cobra.Command {
@@ -59,10 +60,17 @@ until it is Ready, and print what -o asks for: the namespace's name (-o name, th
 (-o kubeconfig) or the claim (-o json). A refused claim fails at once (exit 3) with its reason, message
 and who must act.
 
-Without NAME the claim is named after the CI run (GitHub Actions: gh-[pr-N-]RUN-ATTEMPT-JOB; GitLab CI:
-gl-JOB_ID; else nsc-RANDOM), so re-runs and parallel runs never share or delete each other's namespace.
-An existing claim of the name is waited for (--if-exists=use), deleted and claimed again
-(--if-exists=recreate), or refused (--if-exists=fail, exit 7). An expired claim is always claimed again.`,
+Without NAME the claim is named after the CI job instance (GitHub Actions: gh-[pr-N-]RUN-ATTEMPT-JOB-LEG;
+GitLab CI: gl-JOB_ID; Jenkins, Buildkite, Azure Pipelines, CircleCI: their job ids; else nsc-RANDOM), so
+re-runs, matrix legs and parallel jobs never share or delete each other's namespace. The claim made is
+recorded (its name and UID, in the user's cache directory, per working directory), so "release",
+"kubeconfig" and the others find it without NAME anywhere; --claim-name-file also writes its name.
+
+An existing claim of the name is waited for only if it is this caller's own (the API server stamped the
+caller as its spec.creator, or this machine's record holds its UID); another's is refused with exit 7
+unless --if-exists=use is given. --if-exists=recreate deletes and claims again, --if-exists=fail refuses
+any (exit 7). An expired claim of one's own is claimed again. --ttl applies to a new claim; on an
+existing one of another TTL it is a usage error (exit 2): extend it with "kubectl nsclaim extend".`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			name := ""
@@ -79,7 +87,8 @@ An existing claim of the name is waited for (--if-exists=use), deleted and claim
 	f.StringVar(&c.namespaceName, "namespace-name", "", "ask for this namespace name (after the class's prefix); unset derives a name that never collides")
 	f.BoolVar(&c.wait, "wait", true, "wait until the claim is Ready")
 	f.DurationVar(&c.timeout, "timeout", 3*time.Minute, "how long to wait")
-	f.StringVar(&c.ifExists, "if-exists", cli.IfExistsUse, "when a claim of the name exists: use, recreate or fail")
+	f.StringVar(&c.ifExists, "if-exists", cli.IfExistsOwn, "when a claim of the name exists: unset uses it only if it is this caller's own; use (any), recreate or fail")
+	f.StringVar(&c.nameFile, "claim-name-file", "", "also write the claim's name to this file (for a later release NAME)")
 	f.StringVarP(&c.output, "output", "o", outputName, "what to print on stdout: name (the namespace), kubeconfig, json or none")
 	f.StringVar(&c.writeKubeconfig, "write-kubeconfig", "", "also write the namespace's kubeconfig to this file (mode 0600)")
 	c.tokens.addFlags(cmd)
@@ -89,7 +98,7 @@ An existing claim of the name is waited for (--if-exists=use), deleted and claim
 func (c *claimOptions) validate() error {
 	switch {
 	case !cli.ValidIfExists(c.ifExists):
-		return &cli.UsageError{Msg: fmt.Sprintf("--if-exists must be use, recreate or fail, not %q", c.ifExists)}
+		return &cli.UsageError{Msg: fmt.Sprintf("--if-exists must be unset, use, recreate or fail, not %q", c.ifExists)}
 	case c.output != outputName && c.output != outputKubeconfig && c.output != outputJSON && c.output != outputNone:
 		return &cli.UsageError{Msg: fmt.Sprintf("-o must be name, kubeconfig, json or none, not %q", c.output)}
 	case c.ttl != 0 && (c.ttl < time.Minute || c.ttl > cli.MaxTTL):
@@ -124,6 +133,9 @@ func (c *claimOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.record(claim); err != nil {
+		return err
+	}
 	if c.wait {
 		if claim, err = s.waitReady(ctx, name, c.timeout); err != nil {
 			return err
@@ -142,12 +154,19 @@ func (c *claimOptions) ensure(ctx context.Context, s *session, name string) (*te
 		if err != nil {
 			return nil, err
 		}
-		action, err := cli.DecideExisting(existing, c.ifExists, c.class)
+		owned, err := c.owned(ctx, s, existing)
+		if err != nil {
+			return nil, err
+		}
+		action, err := cli.DecideExisting(existing, c.ifExists, c.class, owned)
 		if err != nil {
 			return nil, err
 		}
 		switch action {
 		case cli.ActionUse:
+			if err := cli.TTLOnReuse(existing, c.ttl); err != nil {
+				return nil, err
+			}
 			c.logf("namespaceclaim %s/%s exists (%s); using it", s.ns, name, cli.Classify(existing).Phase)
 			return existing, nil
 		case cli.ActionRecreate, cli.ActionWaitGone:
@@ -172,6 +191,40 @@ func (c *claimOptions) ensure(ctx context.Context, s *session, name string) (*te
 		}
 		return claim, err
 	}
+}
+
+// owned reports whether the existing claim is the caller's: its UID is in this directory's claim
+// record, or the API server stamped the caller as its creator (asked only when the claim carries a
+// stamp). Only the default --if-exists asks.
+func (c *claimOptions) owned(ctx context.Context, s *session, existing *tenancyv1alpha1.NamespaceClaim) (bool, error) {
+	if existing == nil || c.ifExists != cli.IfExistsOwn {
+		return false, nil
+	}
+	rec, err := c.recall()
+	if err != nil {
+		return false, err
+	}
+	if cli.Owned(existing, "", rec.UID) || existing.Spec.Creator == nil {
+		return cli.Owned(existing, "", rec.UID), nil
+	}
+	me, err := s.kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return false, fmt.Errorf("asking the API server who this caller is: %w", err)
+	}
+	return cli.Owned(existing, me.Status.UserInfo.Username, rec.UID), nil
+}
+
+// record remembers the claim as this directory's (and writes --claim-name-file).
+func (c *claimOptions) record(claim *tenancyv1alpha1.NamespaceClaim) error {
+	if c.nameFile != "" {
+		if err := writePrivate(c.nameFile, []byte(claim.Name+"\n")); err != nil {
+			return err
+		}
+	}
+	if err := c.remember(cli.ClaimRecord{Name: claim.Name, UID: claim.UID}); err != nil {
+		c.logf("warning: cannot record claim %s for later commands (give them NAME): %v", claim.Name, err)
+	}
+	return nil
 }
 
 // desired is the claim "claim" creates.

@@ -46,6 +46,8 @@ type session struct {
 	ns     string
 	claims dynamic.ResourceInterface
 	kube   kubernetes.Interface
+	// logf writes a progress line to stderr.
+	logf func(format string, args ...any)
 }
 
 func (o *options) session() (*session, error) {
@@ -65,7 +67,7 @@ func (o *options) session() (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{ns: ns, claims: dyn.Resource(claimsResource).Namespace(ns), kube: kube}, nil
+	return &session{ns: ns, claims: dyn.Resource(claimsResource).Namespace(ns), kube: kube, logf: o.logf}, nil
 }
 
 func toClaim(obj runtime.Object) (*tenancyv1alpha1.NamespaceClaim, error) {
@@ -179,6 +181,19 @@ func (s *session) waitFor(ctx context.Context, name string, timeout time.Duratio
 	return last, err
 }
 
+// serverVersion is the cluster's Kubernetes version when the guidance for reason depends on it (a
+// fence instruction), else (or if it cannot be read) empty.
+func (s *session) serverVersion(reason string) string {
+	if !cli.NeedsServerVersion(reason) {
+		return ""
+	}
+	v, err := s.kube.Discovery().ServerVersion()
+	if err != nil {
+		return ""
+	}
+	return v.GitVersion
+}
+
 // waitGone waits until the claim is deleted.
 func (s *session) waitGone(ctx context.Context, name string, timeout time.Duration) error {
 	_, err := s.waitFor(ctx, name, timeout, "to be gone", func(c *tenancyv1alpha1.NamespaceClaim) (bool, error) { return c == nil, nil })
@@ -186,13 +201,19 @@ func (s *session) waitGone(ctx context.Context, name string, timeout time.Durati
 }
 
 // waitReady waits until the claim is Ready, and fails at once when it is refused, expires or goes
-// away.
+// away. It prints a progress line at every change of state (cli.ProgressLine), so a step's log is never
+// silent while it waits.
 func (s *session) waitReady(ctx context.Context, name string, timeout time.Duration) (*tenancyv1alpha1.NamespaceClaim, error) {
+	last := ""
 	return s.waitFor(ctx, name, timeout, "to be Ready", func(c *tenancyv1alpha1.NamespaceClaim) (bool, error) {
 		if c == nil {
 			return false, &cli.NotFoundError{What: fmt.Sprintf("namespaceclaim %s/%s (deleted while waiting)", s.ns, name)}
 		}
 		st := cli.Classify(c)
+		if line := cli.ProgressLine(s.ns+"/"+name, st); line != last && s.logf != nil {
+			last = line
+			s.logf("%s", line)
+		}
 		switch st.Phase {
 		case cli.PhaseReady:
 			return true, nil
@@ -204,7 +225,7 @@ func (s *session) waitReady(ctx context.Context, name string, timeout time.Durat
 			if st.Phase == cli.PhaseDeleting && reason != tenancyv1alpha1.ReleasedReason {
 				reason, st.Message = tenancyv1alpha1.ReleasedReason, "the claim is being deleted"
 			}
-			return false, &cli.RefusedError{Claim: s.ns + "/" + name, Reason: reason, Message: st.Message}
+			return false, &cli.RefusedError{Claim: s.ns + "/" + name, Reason: reason, Message: st.Message, ServerVersion: s.serverVersion(reason)}
 		}
 		return false, nil
 	})

@@ -49,7 +49,7 @@ set back, so the claim keeps its namespace and its credentials. An expired claim
 An extension is also a heartbeat: it starts the idle clock again (see heartbeat).`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			name, err := claimName(a)
+			name, err := e.claimName(a)
 			if err != nil {
 				return err
 			}

@@ -54,7 +54,7 @@ ahead of its clock. A heartbeat wakes a sleeping namespace (see wake). An expire
 alive.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			name, err := claimName(a)
+			name, err := h.claimName(a)
 			if err != nil {
 				return err
 			}

@@ -71,7 +71,7 @@ namespace as default; with --exec-github-audience or --exec-token-env its user r
 "kubectl-nsclaim token" at every use, so a CI's short-lived ID token never goes stale.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			name, err := claimName(a)
+			name, err := k.claimName(a)
 			if err != nil {
 				return err
 			}
@@ -117,6 +117,9 @@ func kubeconfigOf(ctx context.Context, o *options, s *session, claim *tenancyv1a
 		sec, err := s.kube.CoreV1().Secrets(s.ns).Get(ctx, name, metaGet)
 		if err != nil {
 			return nil, fmt.Errorf("reading the credentials Secret %s/%s: %w", s.ns, name, err)
+		}
+		if err := cli.SecretOfClaim(sec.Labels, claim); err != nil {
+			return nil, err
 		}
 		kc := sec.Data["kubeconfig"]
 		if len(kc) == 0 {

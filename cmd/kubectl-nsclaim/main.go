@@ -31,7 +31,7 @@ import (
 func main() {
 	err := newRootCommand(newOptions(os.Stdout, os.Stderr)).Execute()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
+		fmt.Fprintln(os.Stderr, "error:", cli.Message(err))
 	}
 	os.Exit(cli.ExitCode(err))
 }

@@ -39,7 +39,7 @@ claim is gone, which is once its namespace is gone (the claim's finalizer waits 
 does not exist is not an error unless --ignore-not-found=false, so a clean-up step may always run.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			name, err := claimName(a)
+			name, err := r.claimName(a)
 			if err != nil {
 				return err
 			}
@@ -62,6 +62,7 @@ func (r *releaseOptions) run(ctx context.Context, name string) error {
 		return err
 	}
 	if claim == nil {
+		r.forget(name)
 		if r.ignoreNotFound {
 			r.logf("namespaceclaim %s/%s does not exist; nothing to release", s.ns, name)
 			return nil
@@ -72,6 +73,7 @@ func (r *releaseOptions) run(ctx context.Context, name string) error {
 	if err := s.delete(ctx, name, claim.UID); err != nil {
 		return err
 	}
+	r.forget(name)
 	r.logf("namespaceclaim %s/%s deleted; namespace %s goes with it", s.ns, name, claim.Status.Namespace)
 	if !r.wait {
 		return nil

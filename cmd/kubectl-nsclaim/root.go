@@ -19,7 +19,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -52,32 +51,36 @@ func newRootCommand(o *options) *cobra.Command {
 
 Stdout carries only what -o asks for; everything else goes to stderr. Exit codes:
   0 done, 1 other error, 2 usage, 3 refused (the reason, its message and who must act are printed),
-  4 timed out, 5 forbidden (the caller lacks a right of the pipeline role), 6 not found,
-  7 exists (--if-exists=fail, or another class).`,
+  4 timed out, 5 forbidden or unauthenticated (the caller lacks a right of the pipeline role, or its token
+  expired or was revoked), 6 not found, 7 exists (--if-exists=fail, another class, another caller's claim,
+  or a Secret that is not the claim's). docs/pipelines.md has the full table.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// An unknown subcommand is a usage error (exit 2), not "any other error".
+		Args: func(_ *cobra.Command, a []string) error {
+			if len(a) > 0 {
+				return &cli.UsageError{Msg: fmt.Sprintf("unknown command %q for kubectl nsclaim (kubectl nsclaim --help lists them)", a[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cli.UsageError{Msg: err.Error()} })
 	o.flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newClaimCommand(o), newKubeconfigCommand(o), newExtendCommand(o), newHeartbeatCommand(o), newWakeCommand(o), newReleaseCommand(o),
-		newListCommand(o), newWhyCommand(o), newPipelineIdentityCommand(o), newTokenCommand(o))
+		newListCommand(o), newWhyCommand(o), newPipelineIdentityCommand(o), newTokenCommand(o), newVersionCommand(o))
 	return root
 }
 
-// claimName is the NAME argument, or inside a CI job the name "claim" derives for the job.
-func claimName(a []string) (string, error) {
-	if len(a) == 1 {
-		return a[0], nil
-	}
-	if name, ok := cli.DefaultClaimName(os.Getenv, ""); ok {
-		return name, nil
-	}
-	return "", &cli.UsageError{Msg: "NAME is required outside a CI job (inside one it defaults to the job's claim)"}
-}
-
-// args checks the number of positional arguments, as a usage error.
+// args checks the number of positional arguments, as a usage error, and that each is a DNS-1123
+// label (a claim's or a namespace's name): a value that looks like a flag never becomes one.
 func args(lowest, highest int) cobra.PositionalArgs {
 	return func(_ *cobra.Command, a []string) error {
+		for _, v := range a {
+			if err := cli.ValidateClaimName(v); err != nil {
+				return err
+			}
+		}
 		if len(a) < lowest || len(a) > highest {
 			if lowest == highest {
 				return &cli.UsageError{Msg: fmt.Sprintf("want %d argument(s), got %d", lowest, len(a))}

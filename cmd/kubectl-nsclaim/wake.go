@@ -40,7 +40,7 @@ A namespace that does not sleep just gets the heartbeat. heartbeat and extend wa
 too. An expired claim cannot be woken.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			name, err := claimName(a)
+			name, err := o.claimName(a)
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,7 @@ func newWhyCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			name, err := claimName(a)
+			name, err := o.claimName(a)
 			if err != nil {
 				return err
 			}

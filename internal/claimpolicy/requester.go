@@ -25,6 +25,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/fence/instruction"
 )
 
 // StampSettle is how long after the creator stamp was last created or written a claim must have been
@@ -108,7 +109,7 @@ func CheckCreator(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.
 				problems = "not checked"
 			}
 			return &Refusal{Reason: tenancyv1alpha1.CreatorNotStampedReason, Message: fmt.Sprintf(
-				"The claim's spec.creator cannot be verified: NamespaceClass %s binds the claim's creator (spec.credentials.mode Requester), and %s is not installed as shipped (%s). Apply config/fence, then create the claim again", class.Name, stampRef, problems)}
+				"The claim's spec.creator cannot be verified: NamespaceClass %s binds the claim's creator (spec.credentials.mode Requester), and %s is not installed as shipped (%s). Cluster admin: %s", class.Name, stampRef, problems, instruction.Instruction(instruction.PartKeyless, ""))}
 		}
 		if !claim.CreationTimestamp.After(stamp.InForceSince.Add(StampSettle)) {
 			return &Refusal{Reason: tenancyv1alpha1.CreatorNotStampedReason, Message: fmt.Sprintf(
@@ -193,5 +194,5 @@ func CheckClassStamp(class *tenancyv1alpha1.NamespaceClass, stamp StampState) *R
 		problems = "not checked"
 	}
 	return &Refusal{Reason: tenancyv1alpha1.CreatorNotStampedReason, Message: fmt.Sprintf(
-		"spec.credentials.mode is Requester, but %s is not installed as shipped (%s): new claims of this class are refused until an admin applies config/fence", stampRef, problems)}
+		"spec.credentials.mode is Requester, but %s is not installed as shipped (%s): new claims of this class are refused until a cluster admin acts: %s", stampRef, problems, instruction.Instruction(instruction.PartKeyless, ""))}
 }

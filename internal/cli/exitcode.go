@@ -41,12 +41,14 @@ const (
 	ExitRefused = 3
 	// ExitTimeout: the claim did not become Ready (or go away) within --timeout.
 	ExitTimeout = 4
-	// ExitForbidden: the API server denied the caller (403): its identity lacks a right of the
-	// shipped pipeline role.
+	// ExitForbidden: the API server denied the caller (403: its identity lacks a right of the shipped
+	// pipeline role) or did not accept its credentials (401: the token expired or was revoked).
 	ExitForbidden = 5
 	// ExitNotFound: the claim (or its credentials Secret) does not exist.
 	ExitNotFound = 6
-	// ExitExists: the claim exists and --if-exists=fail, or it exists with another class.
+	// ExitExists: the claim exists and --if-exists=fail, or it exists with another class, or it is
+	// another caller's (the default --if-exists reuses only one's own claim), or a credentials Secret
+	// does not belong to the claim.
 	ExitExists = 7
 )
 
@@ -55,10 +57,12 @@ type RefusedError struct {
 	Claim   string
 	Reason  string
 	Message string
+	// ServerVersion is the cluster's Kubernetes version, when known (a fence instruction depends on it).
+	ServerVersion string
 }
 
 func (e *RefusedError) Error() string {
-	g := GuidanceFor(e.Reason)
+	g := GuidanceOn(e.Reason, e.ServerVersion)
 	return fmt.Sprintf("namespaceclaim %s refused: %s: %s\n  who must act: %s\n  what to do: %s", e.Claim, e.Reason, e.Message, g.Actor, g.Action)
 }
 
@@ -120,10 +124,22 @@ func ExitCode(err error) int {
 		return ExitExists
 	case errors.As(err, &notFound):
 		return ExitNotFound
-	case apierrors.IsForbidden(err):
+	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
 		return ExitForbidden
 	case apierrors.IsNotFound(err):
 		return ExitNotFound
 	}
 	return ExitError
+}
+
+// UnauthorizedHint is printed after a 401: what it means for a pipeline.
+const UnauthorizedHint = "the pipeline identity's token has expired or was revoked: make a new kubeconfig " +
+	"(kubectl nsclaim pipeline-identity) and store it as the CI's secret; keyless: check the ID token's audience and the issuer's configuration"
+
+// Message is what the plugin prints for an error: its text, and for a 401 what to do about it.
+func Message(err error) string {
+	if apierrors.IsUnauthorized(err) {
+		return err.Error() + "\n  " + UnauthorizedHint
+	}
+	return err.Error()
 }

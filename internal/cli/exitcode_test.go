@@ -19,6 +19,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +42,8 @@ func TestExitCode(t *testing.T) {
 		{"usage", &UsageError{Msg: "bad flag"}, ExitUsage},
 		{"forbidden (API)", apierrors.NewForbidden(gr, "a", errors.New("no")), ExitForbidden},
 		{"forbidden (API), wrapped", fmt.Errorf("creating: %w", apierrors.NewForbidden(gr, "a", errors.New("no"))), ExitForbidden},
+		{"unauthorized (API: a token expired or revoked)", apierrors.NewUnauthorized("Unauthorized"), ExitForbidden},
+		{"unauthorized (API), wrapped", fmt.Errorf("reading: %w", apierrors.NewUnauthorized("Unauthorized")), ExitForbidden},
 		{"not found (API)", apierrors.NewNotFound(gr, "a"), ExitNotFound},
 		{"conflict (API) is a plain error", apierrors.NewConflict(gr, "a", errors.New("x")), ExitError},
 		{"other", errors.New("connection refused"), ExitError},
@@ -60,5 +63,14 @@ func TestExitCodesAreDistinct(t *testing.T) {
 			t.Fatalf("exit code %d is used twice", c)
 		}
 		seen[c] = true
+	}
+}
+
+func TestMessage(t *testing.T) {
+	if got := Message(fmt.Errorf("reading: %w", apierrors.NewUnauthorized("Unauthorized"))); !strings.Contains(got, UnauthorizedHint) {
+		t.Errorf("Message(401) = %q, want the hint %q", got, UnauthorizedHint)
+	}
+	if got := Message(errors.New("connection refused")); got != "connection refused" {
+		t.Errorf("Message(other) = %q, want the error's text only", got)
 	}
 }

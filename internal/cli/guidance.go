@@ -18,6 +18,7 @@ package cli
 
 import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/fence/instruction"
 )
 
 // Actors: who can change what a refusal depends on.
@@ -51,14 +52,14 @@ var guidance = map[string]Guidance{
 	tenancyv1alpha1.NamespaceConflictReason:      {ActorPipeline, "claim another namespace name; the existing namespace is not nsclaim's and is left alone"},
 	tenancyv1alpha1.NamespaceTakenReason:         {ActorPipeline, "another claim holds that namespace name: leave --namespace-name unset (names derived per requester namespace never collide)"},
 	tenancyv1alpha1.SecretConflictReason:         {ActorPipeline, "delete or rename the Secret that is in the way, or claim another name"},
-	tenancyv1alpha1.MissingPermissionsReason:     {ActorClusterAdmin, "grant the operator what the class's clusterRole holds (docs/security.md)"},
+	tenancyv1alpha1.MissingPermissionsReason:     {ActorClusterAdmin, "check the class's ClusterRoles (an aggregated one may have changed) and the cluster's authorizers; the claim is re-tested by itself (docs/troubleshooting.md)"},
 	tenancyv1alpha1.ExcessPermissionsReason:      {ActorClusterAdmin, "remove the bindings named in the message: the identity must hold nothing outside its namespace (keyless: bind only nsclaim-operator-pipeline-keyless-role)"},
 	tenancyv1alpha1.InvalidTokenPolicyReason:     {ActorPipeline, "set the token policy annotation to only-once or multiple-times"},
 	tenancyv1alpha1.ClusterRoleNotBindableReason: {ActorClusterAdmin, "grant the operator bind on the class's ClusterRole, or change the class's clusterRole"},
 	tenancyv1alpha1.PodSecurityNotAllowedReason:  {ActorClassAdmin, "raise the class's podSecurity to the operator's minimum"},
-	tenancyv1alpha1.FenceNotIntactReason:         {ActorClusterAdmin, "install the admission fence as shipped: kubectl apply -k config/fence (docs/security.md)"},
+	tenancyv1alpha1.FenceNotIntactReason:         {ActorClusterAdmin, instruction.Instruction(instruction.PartValidating, "")},
 	tenancyv1alpha1.TokenRevokedReason:           {ActorPipeline, "claim again: an only-once token is never re-issued"},
-	tenancyv1alpha1.CreatorNotStampedReason:      {ActorClusterAdmin, "install config/fence's creator stamp, then claim again (docs/keyless.md)"},
+	tenancyv1alpha1.CreatorNotStampedReason:      {ActorClusterAdmin, instruction.Instruction(instruction.PartKeyless, "")},
 	tenancyv1alpha1.CreatorNotAdmittedReason:     {ActorClassAdmin, "add your username to the class's credentials.requester.allowedUsernames, or use a class that admits it"},
 	tenancyv1alpha1.ExpiredReason:                {ActorPipeline, "claim again: kubectl nsclaim claim recreates an expired claim of the same name"},
 	tenancyv1alpha1.ReleasedReason:               {ActorNobody, "the namespace was released; the claim is deleted next, then the name may be claimed again"},
@@ -68,9 +69,31 @@ var guidance = map[string]Guidance{
 	tenancyv1alpha1.InternalErrorReason:          {ActorClusterAdmin, "the operator retries; if it persists, read the operator's log"},
 }
 
+// fenceParts are the reasons whose guidance is a fence instruction, which depends on the cluster's
+// Kubernetes version (internal/fence/instruction.Instruction).
+var fenceParts = map[string]instruction.Part{
+	tenancyv1alpha1.FenceNotIntactReason:    instruction.PartValidating,
+	tenancyv1alpha1.CreatorNotStampedReason: instruction.PartKeyless,
+}
+
+// NeedsServerVersion reports whether the guidance for reason depends on the cluster's version.
+func NeedsServerVersion(reason string) bool {
+	_, ok := fenceParts[reason]
+	return ok
+}
+
 // GuidanceFor returns who must act on a claim whose Ready condition has reason, and what to do. An
 // unknown reason (a newer operator's) is the cluster admin's to read up on.
 func GuidanceFor(reason string) Guidance {
+	return GuidanceOn(reason, "")
+}
+
+// GuidanceOn is GuidanceFor on a cluster of serverVersion (empty: unknown): a fence instruction is
+// the one for that version.
+func GuidanceOn(reason, serverVersion string) Guidance {
+	if part, ok := fenceParts[reason]; ok {
+		return Guidance{ActorClusterAdmin, instruction.Instruction(part, serverVersion)}
+	}
 	if g, ok := guidance[reason]; ok {
 		return g
 	}

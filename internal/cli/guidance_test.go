@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/fence/instruction"
 )
 
 // Every refusal the operator can give has specific guidance, not the fallback for unknown reasons.
@@ -63,5 +64,29 @@ func TestRefusedErrorNamesReasonMessageAndActor(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("%q does not contain %q", msg, want)
 		}
+	}
+}
+
+// The fence reasons' guidance is the fence instruction for the cluster's version, the one the operator
+// and the docs give.
+func TestGuidanceOnGivesTheFenceInstruction(t *testing.T) {
+	for _, tc := range []struct {
+		reason  string
+		part    instruction.Part
+		version string
+	}{
+		{tenancyv1alpha1.FenceNotIntactReason, instruction.PartValidating, "v1.33.0"},
+		{tenancyv1alpha1.FenceNotIntactReason, instruction.PartValidating, ""},
+		{tenancyv1alpha1.CreatorNotStampedReason, instruction.PartKeyless, "v1.35.2"},
+		{tenancyv1alpha1.CreatorNotStampedReason, instruction.PartKeyless, "v1.36.0"},
+		{tenancyv1alpha1.CreatorNotStampedReason, instruction.PartKeyless, ""},
+	} {
+		g := GuidanceOn(tc.reason, tc.version)
+		if want := instruction.Instruction(tc.part, tc.version); g.Action != want || g.Actor != ActorClusterAdmin {
+			t.Errorf("GuidanceOn(%s, %q) = %+v, want the cluster admin and %q", tc.reason, tc.version, g, want)
+		}
+	}
+	if !NeedsServerVersion(tenancyv1alpha1.FenceNotIntactReason) || NeedsServerVersion(tenancyv1alpha1.TTLExceedsMaximumReason) {
+		t.Error("NeedsServerVersion is wrong")
 	}
 }

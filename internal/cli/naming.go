@@ -17,40 +17,87 @@ limitations under the License.
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
-// DefaultClaimName derives a claim name for a run that names none, from the CI's environment (getenv):
-// unique per GitHub Actions run attempt and job ("gh-pr-42-<run id>-<attempt>-<job>"), per GitLab CI
-// job ("gl-<job id>"), else "nsc-" and random (a random string supplied by the caller). So a re-run
-// and a parallel run never share a claim (and one's release never deletes the other's namespace),
-// and the namespace name the operator derives from it (keyed by the requester namespace) never
-// collides with another repository's. The result is a DNS-1123 label of at most 63 characters.
-// Inside a CI job the name is the same for every command of the job (claim, then kubeconfig or release),
-// so they need no NAME; ok is false outside CI, where the name is random and commands other than
-// claim must be given one.
+// JobInstanceEnv names the variable that tells the legs of one CI job apart when the CI does not:
+// GitHub Actions gives every matrix leg the same run, attempt and job id, so the Action sets it to
+// `${{ strategy.job-index }}` and a plain workflow may set it to that or to `${{ toJSON(matrix) }}`.
+const JobInstanceEnv = "NSCLAIM_JOB_INSTANCE"
+
+// DefaultClaimName derives a claim name for a run that names none, from the CI's environment (getenv).
+// It is unique per job instance: GitHub Actions "gh-[pr-N-]RUN-ATTEMPT-JOB[-LEG]" (LEG from
+// NSCLAIM_JOB_INSTANCE, else from RUNNER_NAME, as matrix legs that run at once run on different
+// runners), GitLab CI "gl-JOB_ID", Jenkins "jk-BUILD_TAG", Buildkite "bk-JOB_ID", Azure Pipelines
+// "az-BUILD_ID-JOB_ID", CircleCI "cc-WORKFLOW_JOB_ID"; elsewhere "nsc-" and random (a random string
+// supplied by the caller). So re-runs, matrix legs and parallel jobs never share a claim (and one's
+// release never deletes another's namespace). The result is a DNS-1123 label of at most 63
+// characters. Inside a known CI the name is the same for every command of the job (claim, then
+// kubeconfig or release), so they need no NAME; ok is false elsewhere, where commands other than
+// claim find the name in the state file "claim" writes (ClaimStateKey).
 func DefaultClaimName(getenv func(string) string, random string) (name string, ok bool) {
-	switch {
-	case getenv("GITHUB_ACTIONS") == "true" && getenv("GITHUB_RUN_ID") != "":
-		parts := []string{"gh"}
-		if pr, ok := githubPR(getenv("GITHUB_REF")); ok {
-			parts = append(parts, "pr", pr)
-		}
-		attempt := getenv("GITHUB_RUN_ATTEMPT")
-		if attempt == "" {
-			attempt = "1"
-		}
-		parts = append(parts, getenv("GITHUB_RUN_ID"), attempt)
-		if job := getenv("GITHUB_JOB"); job != "" {
-			parts = append(parts, job)
-		}
+	if parts := ciParts(getenv); parts != nil {
 		return claimpolicy.Label(strings.ToLower(strings.Join(parts, "-"))), true
-	case getenv("GITLAB_CI") == "true" && getenv("CI_JOB_ID") != "":
-		return claimpolicy.Label("gl-" + getenv("CI_JOB_ID")), true
 	}
 	return claimpolicy.Label("nsc-" + strings.ToLower(random)), false
+}
+
+// envTrue is the value CIs give their marker variables (GITHUB_ACTIONS, GITLAB_CI, ...).
+const envTrue = "true"
+
+// ciParts returns the parts of a known CI's job-instance name, or nil outside one.
+func ciParts(getenv func(string) string) []string {
+	switch {
+	case getenv("GITHUB_ACTIONS") == envTrue && getenv("GITHUB_RUN_ID") != "":
+		return githubParts(getenv)
+	case getenv("GITLAB_CI") == envTrue && getenv("CI_JOB_ID") != "":
+		return []string{"gl", getenv("CI_JOB_ID")}
+	case getenv("JENKINS_URL") != "" && getenv("BUILD_TAG") != "":
+		return []string{"jk", getenv("BUILD_TAG")}
+	case getenv("BUILDKITE") == envTrue && getenv("BUILDKITE_JOB_ID") != "":
+		return []string{"bk", getenv("BUILDKITE_JOB_ID")}
+	case strings.EqualFold(getenv("TF_BUILD"), envTrue) && getenv("BUILD_BUILDID") != "" && getenv("SYSTEM_JOBID") != "":
+		return []string{"az", getenv("BUILD_BUILDID"), digest(getenv("SYSTEM_JOBID"))}
+	case getenv("CIRCLECI") == envTrue && getenv("CIRCLE_WORKFLOW_JOB_ID") != "":
+		return []string{"cc", getenv("CIRCLE_WORKFLOW_JOB_ID")}
+	}
+	return nil
+}
+
+func githubParts(getenv func(string) string) []string {
+	parts := []string{"gh"}
+	if pr, ok := githubPR(getenv("GITHUB_REF")); ok {
+		parts = append(parts, "pr", pr)
+	}
+	attempt := getenv("GITHUB_RUN_ATTEMPT")
+	if attempt == "" {
+		attempt = "1"
+	}
+	parts = append(parts, getenv("GITHUB_RUN_ID"), attempt)
+	if job := getenv("GITHUB_JOB"); job != "" {
+		parts = append(parts, job)
+	}
+	switch leg := getenv(JobInstanceEnv); {
+	case leg != "" && len(validation.IsDNS1123Label(leg)) == 0 && len(leg) <= 8:
+		parts = append(parts, leg)
+	case leg != "":
+		parts = append(parts, digest(leg))
+	case getenv("RUNNER_NAME") != "":
+		parts = append(parts, digest(getenv("RUNNER_NAME")))
+	}
+	return parts
+}
+
+// digest is a short stable stand-in for a value too long or too free-form for a name.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:8]
 }
 
 // githubPR returns N of a pull request's ref (refs/pull/N/merge).
@@ -61,4 +108,22 @@ func githubPR(ref string) (string, bool) {
 	}
 	n, _, ok := strings.Cut(rest, "/")
 	return n, ok && n != ""
+}
+
+// ValidateClaimName checks a NAME given on the command line: a DNS-1123 label, so a value such as
+// "--server=http://host" (a branch name, an input of a pipeline) is refused as a name and never read
+// as a flag. The error is a UsageError (exit 2).
+func ValidateClaimName(name string) error {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return &UsageError{Msg: "argument " + quoteShort(name) + " is not a name (a DNS-1123 label: lower case letters, digits and -, at most 63): " + strings.Join(errs, "; ")}
+	}
+	return nil
+}
+
+// quoteShort quotes s, cut to 70 characters.
+func quoteShort(s string) string {
+	if len(s) > 70 {
+		s = s[:70] + "..."
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
 }

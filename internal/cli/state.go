@@ -80,3 +80,9 @@ func Classify(claim *tenancyv1alpha1.NamespaceClaim) State {
 	}
 	return st
 }
+
+// ProgressLine is the line a waiting command prints when a claim's state changes: its phase, and
+// for Pending the operator's reason and message (what it waits for).
+func ProgressLine(claim string, st State) string {
+	return fmt.Sprintf("namespaceclaim %s: %s", claim, st)
+}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -94,25 +95,31 @@ func TestDecideExisting(t *testing.T) {
 		existing  *tenancyv1alpha1.NamespaceClaim
 		ifExists  string
 		class     string
+		owned     bool
 		want      Action
 		wantError bool
 	}{
-		{"none", nil, IfExistsUse, "ci", ActionCreate, false},
-		{"none, fail", nil, IfExistsFail, "", ActionCreate, false},
-		{"live, use", newClaim(ready...), IfExistsUse, "ci", ActionUse, false},
-		{"live, use, no class asked", newClaim(ready...), IfExistsUse, "", ActionUse, false},
-		{"live, use, another class", newClaim(ready...), IfExistsUse, "other", "", true},
-		{"live, recreate", newClaim(ready...), IfExistsRecreate, "other", ActionRecreate, false},
-		{"live, fail", newClaim(ready...), IfExistsFail, "ci", "", true},
-		{"expired, use: recreated, the name is reusable", newClaim(withClass("ci"), expired()), IfExistsUse, "ci", ActionRecreate, false},
-		{"expired, another class: recreated", newClaim(withClass("ci"), expired()), IfExistsUse, "other", ActionRecreate, false},
-		{"expired, fail", newClaim(expired()), IfExistsFail, "", "", true},
-		{"deleting, use", newClaim(deleting()), IfExistsUse, "", ActionWaitGone, false},
-		{"deleting, recreate", newClaim(deleting()), IfExistsRecreate, "", ActionWaitGone, false},
-		{"refused, use: waited for (and reported)", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.TTLExceedsMaximumReason, 1)), IfExistsUse, "", ActionUse, false},
+		{"none", nil, IfExistsUse, "ci", true, ActionCreate, false},
+		{"none, fail", nil, IfExistsFail, "", true, ActionCreate, false},
+		{"live, use", newClaim(ready...), IfExistsUse, "ci", true, ActionUse, false},
+		{"live, use, no class asked", newClaim(ready...), IfExistsUse, "", true, ActionUse, false},
+		{"live, use, another class", newClaim(ready...), IfExistsUse, "other", true, "", true},
+		{"live, recreate", newClaim(ready...), IfExistsRecreate, "other", true, ActionRecreate, false},
+		{"live, fail", newClaim(ready...), IfExistsFail, "ci", true, "", true},
+		{"expired, use: recreated, the name is reusable", newClaim(withClass("ci"), expired()), IfExistsUse, "ci", true, ActionRecreate, false},
+		{"expired, another class: recreated", newClaim(withClass("ci"), expired()), IfExistsUse, "other", true, ActionRecreate, false},
+		{"expired, fail", newClaim(expired()), IfExistsFail, "", true, "", true},
+		{"deleting, use", newClaim(deleting()), IfExistsUse, "", true, ActionWaitGone, false},
+		{"deleting, recreate", newClaim(deleting()), IfExistsRecreate, "", true, ActionWaitGone, false},
+		{"live, another's, default: refused", newClaim(ready...), IfExistsOwn, "ci", false, "", true},
+		{"live, own, default: used", newClaim(ready...), IfExistsOwn, "ci", true, ActionUse, false},
+		{"live, another's, use given explicitly", newClaim(ready...), IfExistsUse, "ci", false, ActionUse, false},
+		{"expired, another's, default: refused", newClaim(expired()), IfExistsOwn, "", false, "", true},
+		{"deleting, another's, default: waited for, then claimed anew", newClaim(deleting()), IfExistsOwn, "", false, ActionWaitGone, false},
+		{"refused, use: waited for (and reported)", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.TTLExceedsMaximumReason, 1)), IfExistsUse, "", true, ActionUse, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := DecideExisting(tc.existing, tc.ifExists, tc.class)
+			got, err := DecideExisting(tc.existing, tc.ifExists, tc.class, tc.owned)
 			if (err != nil) != tc.wantError {
 				t.Fatalf("DecideExisting() error = %v, want error %v", err, tc.wantError)
 			}
@@ -121,6 +128,34 @@ func TestDecideExisting(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("DecideExisting() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOwned(t *testing.T) {
+	stamped := newClaim()
+	stamped.UID = "u1"
+	stamped.Spec.Creator = &tenancyv1alpha1.ClaimCreator{Username: "system:serviceaccount:ci:a"}
+	unstamped := newClaim()
+	unstamped.UID = "u2"
+	for _, tc := range []struct {
+		name      string
+		claim     *tenancyv1alpha1.NamespaceClaim
+		username  string
+		recordUID types.UID
+		want      bool
+	}{
+		{"stamped with the caller", stamped, "system:serviceaccount:ci:a", "", true},
+		{"stamped with another pipeline", stamped, "system:serviceaccount:ci:b", "", false},
+		{"stamped, caller unknown", stamped, "", "", false},
+		{"unstamped, the caller's record holds its UID", unstamped, "system:serviceaccount:ci:a", "u2", true},
+		{"unstamped, the record holds another UID (a claim recreated by another)", unstamped, "system:serviceaccount:ci:a", "u9", false},
+		{"unstamped, no record", unstamped, "system:serviceaccount:ci:a", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Owned(tc.claim, tc.username, tc.recordUID); got != tc.want {
+				t.Errorf("Owned() = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -170,5 +205,36 @@ func podsActive() claimOpt {
 	return func(c *tenancyv1alpha1.NamespaceClaim) {
 		c.Status.Phase = tenancyv1alpha1.ClaimPhaseActive
 		c.Status.PodsActive = true
+	}
+}
+
+func TestSecretOfClaim(t *testing.T) {
+	claim := newClaim(provisioned())
+	claim.UID = "c1"
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		ok     bool
+	}{
+		{"the operator's, of this claim", map[string]string{tenancyv1alpha1.ClaimUIDLabel: "c1"}, true},
+		{"of another claim", map[string]string{tenancyv1alpha1.ClaimUIDLabel: "c2"}, false},
+		{"unlabelled (made by someone else)", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := SecretOfClaim(tc.labels, claim)
+			if (err == nil) != tc.ok {
+				t.Fatalf("SecretOfClaim() = %v, want ok %v", err, tc.ok)
+			}
+			if err != nil && ExitCode(err) != ExitExists {
+				t.Errorf("exit %d, want %d", ExitCode(err), ExitExists)
+			}
+		})
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	got := ProgressLine("ci/a", State{Phase: PhasePending, Reason: tenancyv1alpha1.PendingReason, Message: "waiting for the quota"})
+	if want := "namespaceclaim ci/a: Pending (Pending: waiting for the quota)"; got != want {
+		t.Errorf("ProgressLine() = %q, want %q", got, want)
 	}
 }

@@ -19,6 +19,8 @@ package cli
 import (
 	"fmt"
 	"time"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
 // MaxTTL is the longest spec.ttl the API accepts (the CRD's CEL rule).
@@ -41,4 +43,19 @@ func ExtendedTTL(created, expiresAt time.Time, by time.Duration) (time.Duration,
 		return 0, &UsageError{Msg: fmt.Sprintf("the TTL would be %s, above the API's maximum %s", ttl, MaxTTL)}
 	}
 	return ttl, nil
+}
+
+// TTLOnReuse checks a --ttl given to "claim" for a claim that exists and is reused: the same TTL (or
+// none given) is fine; another is a usage error that says why and what to do, never silently ignored.
+func TTLOnReuse(existing *tenancyv1alpha1.NamespaceClaim, ttl time.Duration) error {
+	if ttl == 0 || (existing.Spec.TTL != nil && existing.Spec.TTL.Duration == ttl.Round(time.Second)) {
+		return nil
+	}
+	has := "the class's default TTL"
+	if existing.Spec.TTL != nil {
+		has = "ttl " + existing.Spec.TTL.Duration.String()
+	}
+	return &UsageError{Msg: fmt.Sprintf("namespaceclaim %s exists with %s; --ttl %s applies only to a new claim: "+
+		"extend it (kubectl nsclaim extend %s --by DURATION, within the class's maxTTL), or claim it anew (--if-exists=recreate)",
+		existing.Name, has, ttl, existing.Name)}
 }

@@ -17,8 +17,13 @@ limitations under the License.
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
 func TestExtendedTTL(t *testing.T) {
@@ -51,6 +56,35 @@ func TestExtendedTTL(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("ExtendedTTL() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTTLOnReuse(t *testing.T) {
+	withTTL := &tenancyv1alpha1.NamespaceClaim{}
+	withTTL.Name = "a"
+	withTTL.Spec.TTL = &metav1.Duration{Duration: 4 * time.Hour}
+	classDefault := &tenancyv1alpha1.NamespaceClaim{}
+	classDefault.Name = "b"
+	for _, tc := range []struct {
+		name  string
+		claim *tenancyv1alpha1.NamespaceClaim
+		ttl   time.Duration
+		ok    bool
+	}{
+		{"no --ttl", withTTL, 0, true},
+		{"the same ttl", withTTL, 4 * time.Hour, true},
+		{"another ttl", withTTL, 8 * time.Hour, false},
+		{"a ttl where the class's default applies", classDefault, time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := TTLOnReuse(tc.claim, tc.ttl)
+			if (err == nil) != tc.ok {
+				t.Fatalf("TTLOnReuse() = %v, want ok %v", err, tc.ok)
+			}
+			if err != nil && (ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "kubectl nsclaim extend")) {
+				t.Errorf("TTLOnReuse() = %v (exit %d), want a usage error that names extend", err, ExitCode(err))
 			}
 		})
 	}

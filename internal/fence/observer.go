@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/nsclaim/nsclaim-operator/internal/fence/instruction"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 )
@@ -279,8 +280,7 @@ func (o *Observer) observe(st Status) {
 // conditionLocked is the FenceIntact condition for state, st being the last check; o.mu must be held.
 // Only this release's fence makes it True.
 func (o *Observer) conditionLocked(state fenceState, st Status) (metav1.ConditionStatus, string, string) {
-	apply := "apply fence.yaml of release " + o.own() + " (kubectl apply --server-side -f fence.yaml;" +
-		" or kustomize build config/fence of that release | kubectl apply --server-side -f -)"
+	apply := instruction.InstructionFor(instruction.PartValidating, "", o.own())
 	switch state {
 	case fenceCurrent:
 		return metav1.ConditionTrue, IntactReason, o.intactMessage(st)

@@ -62,6 +62,7 @@ func gitlabComponent(t *testing.T, overrides map[string]string) map[string]gitla
 		} `json:"spec"`
 	}
 	g.Expect(yaml.Unmarshal([]byte(header), &spec)).To(Succeed())
+	body = strings.ReplaceAll(body, "$[[ component.version ]]", componentVersion(t))
 	body = regexp.MustCompile(`\$\[\[ inputs\.([a-z-]+) \]\]`).ReplaceAllStringFunc(body, func(m string) string {
 		name := m[len("$[[ inputs.") : len(m)-len(" ]]")]
 		in, declared := spec.Spec.Inputs[name]
@@ -74,6 +75,15 @@ func gitlabComponent(t *testing.T, overrides map[string]string) map[string]gitla
 	jobs := map[string]gitlabJob{}
 	g.Expect(yaml.Unmarshal([]byte(body), &jobs)).To(Succeed())
 	return jobs
+}
+
+// componentVersion is what GitLab interpolates as component.version: the release of this checkout.
+func componentVersion(t *testing.T) string {
+	raw, err := os.ReadFile("../../Makefile")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	m := regexp.MustCompile(`(?m)^VERSION \?= (\S+)$`).FindStringSubmatch(string(raw))
+	NewWithT(t).Expect(m).To(HaveLen(2), "Makefile has no VERSION")
+	return m[1]
 }
 
 // runGitLabJob runs a job's before_script and script in one bash, with the job's variables (and its

@@ -27,6 +27,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/fence/instruction"
 )
 
 // FenceGate tells whether the admission fence allows provisioning. nil: not required.
@@ -118,8 +119,8 @@ func fenceDecision(checked bool, problem string) *claimpolicy.Refusal {
 		return &claimpolicy.Refusal{Reason: tenancyv1alpha1.PendingReason, Message: "Waiting for the operator's first check of the admission fence"}
 	case problem != "":
 		return &claimpolicy.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason, Message: "The admission fence (the ValidatingAdmissionPolicies of the release's fence.yaml) is missing or altered: " +
-			problem + ". Nothing to change on the claim: it goes on by itself within seconds once a cluster admin applies fence.yaml of the operator's release" +
-			" (kubectl apply --server-side -f fence.yaml; docs/troubleshooting.md), or opts out with NSCLAIM_REQUIRE_FENCE=false"}
+			problem + ". Nothing to change on the claim: it goes on by itself within seconds once a cluster admin acts: " + instruction.Instruction(instruction.PartValidating, "") +
+			" (docs/troubleshooting.md), or opts out with NSCLAIM_REQUIRE_FENCE=false"}
 	}
 	return nil
 }
