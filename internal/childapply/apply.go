@@ -206,7 +206,7 @@ var dropClaimNamePatch = client.RawPatch(types.MergePatchType,
 // nsclaim's field owner set it: a child made by another field manager (by 0.2.0, or by anyone who
 // added the annotation) would keep it, and with it an annotation map of its own in the cache. So it is
 // patched only where no apply is due or the apply left it: every write of an RBAC object by the operator
-// costs kube-apiserver's escalation check (docs/benchmarks.md). It is not a repair: nothing the tenant
+// costs kube-apiserver's escalation check (docs/benchmarks-history.md). It is not a repair: nothing the tenant
 // may do changed.
 func (a Applier) dropClaimName(ctx context.Context, have client.Object, kind string) error {
 	if err := a.Client.Patch(ctx, have, dropClaimNamePatch, client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {

@@ -33,7 +33,7 @@ var rbacContent = map[string][]string{
 // annotation and owner reference desired sets but the claimpolicy.AppliedAnnotation digest (digestOnly).
 // The apply would then only set the digest: missing on a child another client made with nsclaim's
 // labels, or stale after an upgrade changed how it is taken. Every RBAC write by the operator runs
-// kube-apiserver's escalation check unless the operator may bind the role (docs/benchmarks.md), so such
+// kube-apiserver's escalation check unless the operator may bind the role (docs/benchmarks-history.md), so such
 // an apply is not sent. The digest exists to find fields nsclaim no longer sets; an RBAC object has none
 // left over once its content is equal, since its lists are atomic.
 func rbacUpToDate(kind string, desired, current map[string]any) bool {

@@ -48,7 +48,7 @@ var ActivePodSelector = fields.AndSelectors(
 // and stripped to identity (name, namespace, UID, resourceVersion): a claim's idle clock stops while
 // its namespace has one (docs/lifecycle.md). The API server filters by phase; Pods cannot be selected
 // by their namespace's labels, so active Pods of other namespaces are cached too, at about the size
-// docs/benchmarks.md measures. Pods that end leave the cache.
+// docs/benchmarks-history.md measures. Pods that end leave the cache.
 type ActivePods struct {
 	sideCache
 }

@@ -33,7 +33,7 @@ import (
 // specs unique to one object pass through it and are forgotten.
 var sharedSpecs = newSharedTable[any](1 << 10)
 
-// shareSpec returns a value equal to v, as its JSON encoding tells (which is what applyChild compares),
+// shareSpec returns a value equal to v, as its JSON encoding tells (which is what childapply.Applier compares),
 // that every cached object of this kind with an equal value shares. The value must never be written:
 // the caches hand out deep copies.
 func shareSpec[T any](kind string, v T) T {

@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/cli"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
@@ -90,11 +91,22 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The plugin keeps a record of the claims it made (internal/cli, NSCLAIM_STATE_DIR): the suite's go
+	// to a directory of its own, not to the user's cache.
+	stateDir, err := os.MkdirTemp("", "nsclaim-e2e-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if os.Getenv(cli.StateDirEnv) == "" {
+		_ = os.Setenv(cli.StateDirEnv, stateDir)
+	}
 	code := m.Run()
 	if err := finalInvariants(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
+	_ = os.RemoveAll(stateDir)
 	os.Exit(code)
 }
 

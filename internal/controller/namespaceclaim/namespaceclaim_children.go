@@ -47,7 +47,7 @@ func (r *NamespaceClaimReconciler) reconcileChildren(ctx context.Context, s *cla
 	var objs []client.Object
 	// The namespace watcher's ClusterRole goes first and its ClusterRoleBinding last. Both pass
 	// kube-apiserver's escalation check, whose read waits for a progress notification that is requested
-	// at most every 100 ms (docs/benchmarks.md): the binding's check waits for the request after the
+	// at most every 100 ms (docs/benchmarks-history.md): the binding's check waits for the request after the
 	// ClusterRole's, so the other children are written in that wait rather than before it.
 	// The namespace owns its watcher ClusterRole and binding, so garbage collection removes them with it.
 	if s.namespace != nil {
@@ -246,7 +246,7 @@ func marksDeferrable(s *claimScope) bool {
 // The namespace watcher's ClusterRoleBinding goes alone, then everything else at once. It passes
 // kube-apiserver's RBAC escalation check, a consistent read of the ClusterRoleBindings that waits until
 // that watch cache has seen etcd's newest revision; a revision it has no event for it learns from a
-// progress notification, requested at most every 100 ms (docs/benchmarks.md). Alone, the first check
+// progress notification, requested at most every 100 ms (docs/benchmarks-history.md). Alone, the first check
 // in a while, it waits for one round trip to etcd; after another checked write, or beside other
 // writes, it waits for the next notification. The watcher's ClusterRole, made with the pooled
 // namespace, is not written (it lacks only the claim's marks); a pooled namespace made without one (by

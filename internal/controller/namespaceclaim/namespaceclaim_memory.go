@@ -39,7 +39,7 @@ type memory struct {
 	// emit transitions again (overlay). Forgotten as soon as the cache holds the write (the cached
 	// claim's resourceVersion is the write's), when the key names another claim (another UID), or when
 	// the claim is gone; a reconcile that writes nothing stores none, so a settled claim costs no copy
-	// of its status (10,000 of them were ~8 MB of live heap; docs/benchmarks.md, issue 30).
+	// of its status (10,000 of them were ~8 MB of live heap; docs/benchmarks-history.md, issue 30).
 	written sync.Map
 	// given is, per claim UID, the namespace this process gave a claim of a class with a pool (made
 	// for it, or handed out of the pool). Why: until the claim's status records it, a reconcile whose

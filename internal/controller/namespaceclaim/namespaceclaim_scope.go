@@ -38,7 +38,7 @@ const (
 	// pendingQuiet is how long a claim provisioned for the first time keeps its status unwritten while
 	// kube-controller-manager makes its namespace usable (see quietUntil). A burst of 500 claims on 2
 	// cores waits for it up to 25 s (kube-controller-manager's client rate sets the pace;
-	// docs/benchmarks.md): a minute covers bursts twice that size and still reports a
+	// docs/benchmarks-history.md): a minute covers bursts twice that size and still reports a
 	// kube-controller-manager that does not work.
 	pendingQuiet = time.Minute
 	// reuseQuiet is how long a new claim keeps its status unwritten while the grants of a reused

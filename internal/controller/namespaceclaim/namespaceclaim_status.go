@@ -162,7 +162,7 @@ func expiredMessage(s *claimScope) (reason, msg string) {
 // namespace's creation (created) before it reports the wait as Pending (pendingQuiet for
 // kube-controller-manager, reuseQuiet for a reused name's grants). kube-controller-manager computes a
 // quota's status and creates the `default` ServiceAccount within a second or two on an idle cluster
-// and within about 25 s in a burst of 500 claims on 2 cores (docs/benchmarks.md); a status written for
+// and within about 25 s in a burst of 500 claims on 2 cores (docs/benchmarks-history.md); a status written for
 // that moment costs a write per claim and says nothing a pipeline waiting for Ready can use. The claim
 // holds no worker meanwhile: the watches of the quota and of the `default` ServiceAccount enqueue it.
 // A wait that outlasts quiet is reported, and so is any wait of a claim that was Ready before (its
