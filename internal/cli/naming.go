@@ -35,7 +35,8 @@ const JobInstanceEnv = "NSCLAIM_JOB_INSTANCE"
 // It is unique per job instance: GitHub Actions "gh-[pr-N-]RUN-ATTEMPT-JOB[-LEG]" (LEG from
 // NSCLAIM_JOB_INSTANCE, else from RUNNER_NAME, as matrix legs that run at once run on different
 // runners), GitLab CI "gl-JOB_ID", Jenkins "jk-BUILD_TAG", Buildkite "bk-JOB_ID", Azure Pipelines
-// "az-BUILD_ID-JOB_ID", CircleCI "cc-WORKFLOW_JOB_ID"; elsewhere "nsc-" and random (a random string
+// "az-BUILD_ID-JOB_ID", CircleCI "cc-WORKFLOW_JOB_ID"; in any other CI that sets NSCLAIM_JOB_INSTANCE
+// (Tekton, from $(context.taskRun.name)) "job-INSTANCE"; elsewhere "nsc-" and random (a random string
 // supplied by the caller). So re-runs, matrix legs and parallel jobs never share a claim (and one's
 // release never deletes another's namespace). The result is a DNS-1123 label of at most 63
 // characters. Inside a known CI the name is the same for every command of the job (claim, then
@@ -66,8 +67,25 @@ func ciParts(getenv func(string) string) []string {
 		return []string{"az", getenv("BUILD_BUILDID"), digest(getenv("SYSTEM_JOBID"))}
 	case getenv("CIRCLECI") == envTrue && getenv("CIRCLE_WORKFLOW_JOB_ID") != "":
 		return []string{"cc", getenv("CIRCLE_WORKFLOW_JOB_ID")}
+	case getenv(JobInstanceEnv) != "":
+		// A CI that exports no run id to a step's environment (Tekton: its TaskRun's name is a
+		// variable the Task passes in, $(context.taskRun.name)) names the job instance itself.
+		return []string{"job", instancePart(getenv(JobInstanceEnv), maxInstanceLength)}
 	}
 	return nil
+}
+
+// maxInstanceLength is the longest job instance kept as it is in a name of its own ("job-..."); a longer
+// one, or one that is not a DNS-1123 label, is replaced by its digest.
+const maxInstanceLength = 48
+
+// instancePart is a job instance as part of a name: itself if it is a DNS-1123 label of at most max
+// characters, else its digest.
+func instancePart(instance string, max int) string {
+	if len(validation.IsDNS1123Label(instance)) == 0 && len(instance) <= max {
+		return instance
+	}
+	return digest(instance)
 }
 
 func githubParts(getenv func(string) string) []string {
@@ -84,15 +102,16 @@ func githubParts(getenv func(string) string) []string {
 		parts = append(parts, job)
 	}
 	switch leg := getenv(JobInstanceEnv); {
-	case leg != "" && len(validation.IsDNS1123Label(leg)) == 0 && len(leg) <= 8:
-		parts = append(parts, leg)
 	case leg != "":
-		parts = append(parts, digest(leg))
+		parts = append(parts, instancePart(leg, maxLegLength))
 	case getenv("RUNNER_NAME") != "":
 		parts = append(parts, digest(getenv("RUNNER_NAME")))
 	}
 	return parts
 }
+
+// maxLegLength is the longest matrix leg (GitHub's strategy.job-index) kept as it is after the job's id.
+const maxLegLength = 8
 
 // digest is a short stable stand-in for a value too long or too free-form for a name.
 func digest(s string) string {

@@ -41,6 +41,8 @@ func TestDefaultClaimName(t *testing.T) {
 		{"buildkite", map[string]string{"BUILDKITE": "true", "BUILDKITE_JOB_ID": "0190a1b2-c3d4"}, "bk-0190a1b2-c3d4", true},
 		{"azure pipelines", map[string]string{"TF_BUILD": "True", "BUILD_BUILDID": "77", "SYSTEM_JOBID": "12f1170f-54f2-53f3-20dd-22fc7dff55f9"}, "az-77-", true},
 		{"circleci", map[string]string{"CIRCLECI": "true", "CIRCLE_WORKFLOW_JOB_ID": "5a1b"}, "cc-5a1b", true},
+		{"tekton (the Task passes its TaskRun's name)", map[string]string{JobInstanceEnv: "build-run-x7k2p-deploy"}, "job-build-run-x7k2p-deploy", true},
+		{"another CI, a job instance that is no label", map[string]string{JobInstanceEnv: "Run #42 / deploy"}, "job-", true},
 		{"no CI", map[string]string{}, "nsc-ab12cd", false},
 		{"github without a run id", map[string]string{"GITHUB_ACTIONS": "true"}, "nsc-ab12cd", false},
 	} {
