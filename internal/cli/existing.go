@@ -105,6 +105,8 @@ func ValidIfExists(v string) bool {
 // SecretOfClaim checks that a credentials Secret (its labels) belongs to the claim: the operator
 // labels the Secrets it writes with the claim's UID. A Secret of the name made by anyone else (another
 // pipeline sharing the requester namespace) is refused with ExitExists, and its kubeconfig never used.
+// The label can be trusted because the fence's label guard lets nobody but the operator put it on a
+// Secret, nor change the data of a Secret that carries it (TestSecretWriterCannotSwapAClaimsCredentials).
 func SecretOfClaim(labels map[string]string, claim *tenancyv1alpha1.NamespaceClaim) error {
 	if got := labels[tenancyv1alpha1.ClaimUIDLabel]; got == "" || got != string(claim.UID) {
 		return &ExistsError{Claim: claim.Namespace + "/" + claim.Name, Detail: fmt.Sprintf(
