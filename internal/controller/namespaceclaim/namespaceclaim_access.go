@@ -55,7 +55,7 @@ func (r *NamespaceClaimReconciler) reconcileRequesterAccess(ctx context.Context,
 	if s.selfTest != nil && !s.selfTest.OK() {
 		return nil
 	}
-	s.found.boundUser.set(s.claim.Spec.Creator.Username)
+	s.found.BoundUser.Set(s.claim.Spec.Creator.Username)
 	s.creatorBound = true
 	return nil
 }

@@ -24,7 +24,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +31,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials/tokensecret"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
@@ -62,8 +62,8 @@ type credentialsPlan struct {
 // until the claim expires, and never again. It returns nil when a refusal was recorded.
 func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claimScope) (*credentialsPlan, error) {
 	claim := s.claim
-	p := &credentialsPlan{name: credentialsSecretName(claim), state: tokensecret.Ours}
-	rec := tokenRecord(claim)
+	p := &credentialsPlan{name: credentials.ClaimSecretName(claim), state: tokensecret.Ours}
+	rec := credentials.RecordOf(&claim.Status)
 	ns := s.desired.Namespace.Name
 	sa := &corev1.ServiceAccount{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
@@ -84,7 +84,7 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 	// the API server, except once every CredentialsCheckInterval: a Secret deleted behind the
 	// operator's back (which no watch reports, since the operator cannot read Secrets) is re-created
 	// then, or at the next renewal.
-	if neverIssued(claim) {
+	if credentials.NeverIssued(&claim.Status) {
 		// A claim that never had a token has, unless the operator crashed between creating the Secret
 		// and recording it, no Secret yet: create it first and probe only if the create finds one.
 		p.state, p.unprobed = tokensecret.Absent, true
@@ -102,19 +102,15 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 		rec = found
 	}
 	if p.state == tokensecret.Foreign {
-		s.refusal = secretConflict(claim, p.name)
+		s.refusal = claimpolicy.SecretConflict(claim.Namespace, p.name)
 		return nil, nil
 	}
-	p.decision = s.scheduleToken(rec, string(sa.UID))
+	p.decision = credentials.ScheduleBy(s.tokenOnce, s.now, rec, string(sa.UID), claimpolicy.RenewBefore(s.class))
 	if !p.decision.Issue {
 		keepToken(s, p.name, rec, p.decision)
 		return p, nil
 	}
-	ttl := claimpolicy.TokenTTL(s.class)
-	if s.tokenOnce {
-		// Issued once, valid until the claim expires, but never longer than the class allows a token.
-		ttl = min(credentials.OnceTTL(s.now, s.expiresAt), ttl)
-	}
+	ttl := credentials.IssueTTL(s.tokenOnce, s.now, s.expiresAt, claimpolicy.TokenTTL(s.class))
 	tok, err := tokensecret.Issue(ctx, r.Client, sa, ttl, tokenTimeout)
 	if err != nil {
 		monitoring.CredentialFailed(s.class.Name)
@@ -124,23 +120,12 @@ func (r *NamespaceClaimReconciler) planCredentials(ctx context.Context, s *claim
 	return p, nil
 }
 
-// scheduleToken decides about the token rec describes (nil if none) for the ServiceAccount with UID
-// saUID by the claim's token policy: a token issued only once is never renewed and is kept until it
-// expires (credentials.ScheduleOnlyOnce); any other is renewed the class's renewBefore ahead of expiry
-// (credentials.Schedule).
-func (s *claimScope) scheduleToken(rec *credentials.Record, saUID string) credentials.Decision {
-	if s.tokenOnce {
-		return credentials.ScheduleOnlyOnce(s.now, rec, saUID)
-	}
-	return credentials.Schedule(s.now, rec, saUID, claimpolicy.RenewBefore(s.class))
-}
-
 // keepToken records for the claim's status the token rec describes, in the Secret name, as kept by the
-// decision d (scheduleToken), and sets the scope's renewAt to d.RenewAt (zero for a token issued only
+// decision d (credentials.ScheduleBy), and sets the scope's renewAt to d.RenewAt (zero for a token issued only
 // once, which is never renewed).
 func keepToken(s *claimScope, name string, rec *credentials.Record, d credentials.Decision) {
 	s.renewAt = d.RenewAt
-	s.found.recordToken(name, rec.ExpiresAt, rec.ServiceAccountUID)
+	s.found.RecordToken(name, rec.ExpiresAt, rec.ServiceAccountUID)
 }
 
 // writeCredentials writes the token planCredentials minted to the claim's Secret (creating it, or
@@ -173,7 +158,7 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	if replace {
 		var foreign bool
 		if foreign, err = tokensecret.Replace(ctx, r.Client, secretRef(claim, p.name), data, tok); foreign {
-			s.refusal = secretConflict(claim, p.name)
+			s.refusal = claimpolicy.SecretConflict(claim.Namespace, p.name)
 			return nil
 		}
 	}
@@ -187,10 +172,10 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	if !s.tokenOnce {
 		s.renewAt = tok.ExpiresAt.Add(-claimpolicy.RenewBefore(s.class))
 	}
-	s.found.recordToken(p.name, tok.ExpiresAt, tok.ServiceAccountUID)
+	s.found.RecordToken(p.name, tok.ExpiresAt, tok.ServiceAccountUID)
 	if tok.CredentialID != "" {
-		first := len(claim.Status.IssuedTokens) == 0 && len(s.found.issued) == 0
-		s.found.issued = append(s.found.issued, issuedToken{id: tok.CredentialID, expires: tok.ExpiresAt})
+		first := len(claim.Status.IssuedTokens) == 0 && len(s.found.Issued) == 0
+		s.found.Issued = append(s.found.Issued, claimstatus.IssuedToken{ID: tok.CredentialID, Expires: tok.ExpiresAt})
 		if r.Recorder != nil && !first {
 			// The credential ID joins the token's requests in the audit log to this claim; it cannot
 			// authenticate, the token itself is never in an Event. The first token's ID is in the
@@ -204,18 +189,10 @@ func (r *NamespaceClaimReconciler) writeCredentials(ctx context.Context, s *clai
 	return nil
 }
 
-// neverIssued reports a claim that, by its status, never had a token in a Secret of this name and was
-// not refused for a Secret in the way: its Secret is created without a probe first.
-func neverIssued(claim *tenancyv1alpha1.NamespaceClaim) bool {
-	ready := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
-	return claim.Status.TokenExpiresAt == nil && claim.Status.CredentialsSecretName == "" && len(claim.Status.IssuedTokens) == 0 &&
-		(ready == nil || ready.Reason != tenancyv1alpha1.SecretConflictReason)
-}
-
 // secretAtCreate handles a create that found the Secret already there although the claim's status
 // records none. It probes the Secret: one that is not this claim's is refused (SecretConflict) and
 // never changed. This claim's own Secret was written by an operator that stopped before recording it
-// in the status: its token, when still good by scheduleToken (the same decision planCredentials takes),
+// in the status: its token, when still good by credentials.ScheduleBy (the same decision planCredentials takes),
 // is kept and recorded (kept is true), so no second token is handed out; the freshly minted one is
 // dropped, never written. Otherwise (no token in it, or due) the caller replaces its token.
 func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimScope, p *credentialsPlan) (kept bool, err error) {
@@ -225,7 +202,7 @@ func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimS
 	case err != nil:
 		return false, err
 	case state == tokensecret.Foreign:
-		s.refusal = secretConflict(claim, p.name)
+		s.refusal = claimpolicy.SecretConflict(claim.Namespace, p.name)
 		return false, nil
 	case state == tokensecret.Absent:
 		return false, fmt.Errorf("secret %s/%s was deleted while it was being created", claim.Namespace, p.name)
@@ -233,14 +210,14 @@ func (r *NamespaceClaimReconciler) secretAtCreate(ctx context.Context, s *claimS
 	p.state = tokensecret.Ours
 	value := string(sec.Data[credentials.TokenKey])
 	found := credentials.RecordFromAnnotations(sec.Annotations)
-	d := s.scheduleToken(found, string(p.sa.UID))
+	d := credentials.ScheduleBy(s.tokenOnce, s.now, found, string(p.sa.UID), claimpolicy.RenewBefore(s.class))
 	if value == "" || d.Issue {
 		return false, nil
 	}
 	logf.FromContext(ctx).Info("Kept the token of a Secret written before its claim's status recorded it", "secret", klog.KObj(sec), "expiresAt", found.ExpiresAt)
 	keepToken(s, p.name, found, d)
 	if id, err := credentials.CredentialID(value); err == nil && id != "" {
-		s.found.issued = append(s.found.issued, issuedToken{id: id, expires: found.ExpiresAt})
+		s.found.Issued = append(s.found.Issued, claimstatus.IssuedToken{ID: id, Expires: found.ExpiresAt})
 	}
 	s.credentialsReady = true
 	return true, nil
@@ -256,14 +233,14 @@ func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *cla
 	if claim.Status.CredentialsSecretName == "" && claim.Status.TokenExpiresAt == nil {
 		return nil
 	}
-	sec, err := tokensecret.Delete(ctx, r.Client, secretRef(claim, credentialsSecretName(claim)))
+	sec, err := tokensecret.Delete(ctx, r.Client, secretRef(claim, credentials.ClaimSecretName(claim)))
 	if err != nil {
 		return err
 	}
 	if sec != nil {
 		logf.FromContext(ctx).Info("Deleted the credentials of a namespace that is going", "secret", klog.KObj(sec))
 	}
-	s.found.clearToken()
+	s.found.ClearToken()
 	return nil
 }
 
@@ -282,28 +259,6 @@ func (r *NamespaceClaimReconciler) createSecret(ctx context.Context, s *claimSco
 // secretRef names the claim's credentials Secret name.
 func secretRef(claim *tenancyv1alpha1.NamespaceClaim, name string) tokensecret.Ref {
 	return tokensecret.Ref{Namespace: claim.Namespace, Name: name, ClaimUID: claim.UID}
-}
-
-func secretConflict(claim *tenancyv1alpha1.NamespaceClaim, name string) *claimpolicy.Refusal {
-	return &claimpolicy.Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
-		"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched. Delete that Secret (the claim then goes on by itself),"+
-			" or delete this claim and create a new one with another spec.credentialsSecretName (the field cannot be changed on an existing claim)", claim.Namespace, name)}
-}
-
-// credentialsSecretName is the claim's credentials Secret: spec.credentialsSecretName or the default.
-func credentialsSecretName(claim *tenancyv1alpha1.NamespaceClaim) string {
-	if claim.Spec.CredentialsSecretName != "" {
-		return claim.Spec.CredentialsSecretName
-	}
-	return credentials.SecretName(claim.Name)
-}
-
-// tokenRecord is the status's record of the issued token, or nil.
-func tokenRecord(claim *tenancyv1alpha1.NamespaceClaim) *credentials.Record {
-	if claim.Status.TokenExpiresAt == nil {
-		return nil
-	}
-	return &credentials.Record{ExpiresAt: claim.Status.TokenExpiresAt.Time, ServiceAccountUID: claim.Status.TokenServiceAccountUID}
 }
 
 // credentialsCheckDue reports whether the claim's credentials Secret is due for a check, and schedules

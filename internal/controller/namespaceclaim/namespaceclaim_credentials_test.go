@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 )
 
@@ -57,7 +59,7 @@ func TestScheduleAndKeepToken(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &claimScope{claim: &tenancyv1alpha1.NamespaceClaim{}, now: now, class: class, tokenOnce: tc.once}
-			d := s.scheduleToken(tc.rec, "sa")
+			d := credentials.ScheduleBy(s.tokenOnce, s.now, tc.rec, "sa", claimpolicy.RenewBefore(s.class))
 			if d.Issue != tc.issue || !d.RenewAt.Equal(tc.renewAt) {
 				t.Fatalf("got %+v, want issue %v renewAt %v", d, tc.issue, tc.renewAt)
 			}
@@ -66,7 +68,7 @@ func TestScheduleAndKeepToken(t *testing.T) {
 			}
 			s.renewAt = now.Add(time.Minute) // a kept token overrides whatever was there
 			keepToken(s, "creds", tc.rec, d)
-			applyFacts(&s.found, &s.claim.Status, s.now)
+			claimstatus.Apply(&s.found, &s.claim.Status, s.now)
 			st := s.claim.Status
 			if st.CredentialsSecretName != "creds" || !st.TokenExpiresAt.Time.Equal(tc.rec.ExpiresAt) || st.TokenServiceAccountUID != "sa" {
 				t.Fatalf("status records %q %v %q", st.CredentialsSecretName, st.TokenExpiresAt, st.TokenServiceAccountUID)

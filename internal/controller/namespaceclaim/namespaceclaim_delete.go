@@ -31,6 +31,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
@@ -90,7 +91,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
-	monitoring.ObserveDeletion(className(claim), s.now.Sub(claim.DeletionTimestamp.Time))
+	monitoring.ObserveDeletion(claimstatus.ClassName(claim), s.now.Sub(claim.DeletionTimestamp.Time))
 	return ctrl.Result{}, nil
 }
 

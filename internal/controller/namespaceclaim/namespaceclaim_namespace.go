@@ -173,7 +173,7 @@ func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Names
 		r.mem.give(s.claim.UID, ns.Name)
 	}
 	s.namespace = ns
-	s.found.namespace.set(ns.Name)
+	s.found.Namespace.Set(ns.Name)
 	return nil
 }
 

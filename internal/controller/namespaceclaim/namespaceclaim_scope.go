@@ -25,6 +25,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
@@ -69,8 +70,8 @@ const (
 type claimScope struct {
 	claim *tenancyv1alpha1.NamespaceClaim
 	now   time.Time
-	// found are the status fields the phases found (see statusFacts); setStatus writes them.
-	found statusFacts
+	// found are the status fields the phases found (see claimstatus.Fields); setStatus writes them.
+	found claimstatus.Fields
 
 	// class is the resolved class; nil when refused before it was found.
 	class *tenancyv1alpha1.NamespaceClass
@@ -199,11 +200,11 @@ func blocksRepair(reason string) bool {
 func (s *claimScope) held() bool { return s.heldNamespace() != "" }
 
 // heldNamespace is the namespace the claim holds: found in this reconcile, else recorded in its status.
-func (s *claimScope) heldNamespace() string { return s.found.namespace.or(s.claim.Status.Namespace) }
+func (s *claimScope) heldNamespace() string { return s.found.Namespace.Or(s.claim.Status.Namespace) }
 
 // boundUser is the creator the claim's RoleBindings name: found in this reconcile, else recorded in its
 // status.
-func (s *claimScope) boundUser() string { return s.found.boundUser.or(s.claim.Status.BoundUser) }
+func (s *claimScope) boundUser() string { return s.found.BoundUser.Or(s.claim.Status.BoundUser) }
 
 // requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
 func (s *claimScope) requeueAfter() time.Duration {

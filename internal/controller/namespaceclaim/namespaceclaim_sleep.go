@@ -26,6 +26,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/lifecycle"
 	"github.com/nsclaim/nsclaim-operator/internal/lifecycle/sleeper"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
@@ -67,8 +68,8 @@ func (r *NamespaceClaimReconciler) reconcileSleep(ctx context.Context, s *claimS
 	}
 	// The activity reconcileActivity found in this reconcile, else the status as read.
 	in := lifecycle.SleepInput{Now: s.now.UTC().Truncate(time.Second), SleepAfter: sleepAfter,
-		Active: s.found.podsActive.or(claim.Status.PodsActive), Sleeping: sleeping}
-	if last := s.found.lastActivity.or(claim.Status.LastActivity); last != nil {
+		Active: s.found.PodsActive.Or(claim.Status.PodsActive), Sleeping: sleeping}
+	if last := s.found.LastActivity.Or(claim.Status.LastActivity); last != nil {
 		in.LastActivity = last.Time
 	}
 	if sleeping {
@@ -137,8 +138,8 @@ func (r *NamespaceClaimReconciler) sleep(ctx context.Context, s *claimScope, now
 		return err
 	}
 	s.sleepAt = s.now.Add(r.sleepResync())
-	monitoring.Slept(className(s.claim))
-	r.event(s, corev1.EventTypeNormal, tenancyv1alpha1.SleptReason, "Sleep", sleptNote(s.found.lastActivity.or(s.claim.Status.LastActivity), s.class.Spec.Lifetime.SleepAfter, record))
+	monitoring.Slept(claimstatus.ClassName(s.claim))
+	r.event(s, corev1.EventTypeNormal, tenancyv1alpha1.SleptReason, "Sleep", sleptNote(s.found.LastActivity.Or(s.claim.Status.LastActivity), s.class.Spec.Lifetime.SleepAfter, record))
 	return nil
 }
 
@@ -150,7 +151,7 @@ func (r *NamespaceClaimReconciler) holdAsleep(ctx context.Context, s *claimScope
 	sl.Workloads = record
 	if n > 0 {
 		sl.Reapplied += int32(n)
-		monitoring.SleepReapplied(className(s.claim), n)
+		monitoring.SleepReapplied(claimstatus.ClassName(s.claim), n)
 		r.event(s, corev1.EventTypeNormal, tenancyv1alpha1.SleepReappliedReason, "Sleep", fmt.Sprintf(
 			"The namespace sleeps, but %d recorded object(s) ran again (a GitOps controller or the tenant restored them): scaled down or suspended again; wake it with kubectl nsclaim wake", n))
 	}
@@ -167,7 +168,7 @@ func (r *NamespaceClaimReconciler) wake(ctx context.Context, s *claimScope, now 
 	if err != nil {
 		return err
 	}
-	monitoring.Woke(className(s.claim), lifecycle.ReplicaSeconds(sl.Workloads, sl.Since.Time, now))
+	monitoring.Woke(claimstatus.ClassName(s.claim), lifecycle.ReplicaSeconds(sl.Workloads, sl.Since.Time, now))
 	note := fmt.Sprintf("Woken by a heartbeat after sleeping since %s: %d object(s) restored to their recorded replicas or resumed",
 		sl.Since.UTC().Format(time.RFC3339), woken.Restored)
 	if woken.Gone > 0 {

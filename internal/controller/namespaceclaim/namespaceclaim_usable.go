@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/usable"
 )
 
@@ -38,7 +39,7 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 		return err
 	}
 	if s.unusable != "" && s.namespace != nil {
-		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time, quiet)
+		s.quietUntil = claimstatus.QuietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time, quiet)
 	}
 	return nil
 }
