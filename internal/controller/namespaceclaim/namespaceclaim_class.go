@@ -110,7 +110,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 func (r *NamespaceClaimReconciler) namespaceName(ctx context.Context, s *claimScope, requester *corev1.Namespace, request, held bool) (string, error) {
 	claim, class := s.claim, s.class
 	if held {
-		r.mem.recorded(claim.UID)
+		r.mem.Recorded(claim.UID)
 		return claim.Status.Namespace, nil
 	}
 	prefix := class.Spec.Naming.Prefix

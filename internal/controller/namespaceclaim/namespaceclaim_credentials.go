@@ -268,11 +268,10 @@ func (r *NamespaceClaimReconciler) credentialsCheckDue(s *claimScope) bool {
 		return false
 	}
 	every := r.CredentialsCheckInterval
-	v, seen := r.mem.credentialsChecked.Load(s.claim.UID)
-	last, _ := v.(time.Time)
+	last, seen := r.mem.CheckedAt(s.claim.UID)
 	if !seen {
 		last = s.now.Add(-rand.N(every))
-		r.mem.credentialsChecked.Store(s.claim.UID, last)
+		r.mem.Checked(s.claim.UID, last)
 	}
 	s.credentialsCheckAt = last.Add(every)
 	return !s.now.Before(s.credentialsCheckAt)
@@ -283,6 +282,6 @@ func (r *NamespaceClaimReconciler) credentialsCheckedNow(s *claimScope) {
 	if r.CredentialsCheckInterval <= 0 {
 		return
 	}
-	r.mem.credentialsChecked.Store(s.claim.UID, s.now)
+	r.mem.Checked(s.claim.UID, s.now)
 	s.credentialsCheckAt = s.now.Add(r.CredentialsCheckInterval)
 }

@@ -45,7 +45,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	claim := s.claim
 	// Nothing remembered of the claim outlives it; a claim deleted before its status recorded the
 	// namespace it was given has its namespaces found by their labels below.
-	r.mem.forget(claim.UID)
+	r.mem.Forget(claim.UID)
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}

@@ -48,7 +48,7 @@ func (r *NamespaceClaimReconciler) emitEvents(s *claimScope, before *tenancyv1al
 		// The first Ready this process sees. NamespaceReady may have been True for a while before
 		// (the self-test waits for new RoleBindings to reach the authorizer), so only the claim's UID
 		// tells a first Ready from a later one or from a stale cached copy of the same one.
-		if r.mem.firstReady(s.claim.UID) {
+		if r.mem.FirstReady(s.claim.UID) {
 			monitoring.ObserveProvisioned(claimstatus.ClassName(s.claim), s.now.Sub(s.claim.CreationTimestamp.Time))
 		}
 	}

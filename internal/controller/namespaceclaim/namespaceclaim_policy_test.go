@@ -156,16 +156,6 @@ func TestClassRefusal(t *testing.T) {
 	}
 }
 
-func TestSelfTestDelay(t *testing.T) {
-	for n, want := range map[int]time.Duration{
-		1: 2 * time.Second, 2: 4 * time.Second, 3: 8 * time.Second, 8: 256 * time.Second, 9: 5 * time.Minute, 50: 5 * time.Minute,
-	} {
-		if got := selfTestDelay(n); got != want {
-			t.Errorf("selfTestDelay(%d) = %s, want %s", n, got, want)
-		}
-	}
-}
-
 // Failures that come from events before the scheduled retry keep the schedule; only retries grow it.
 func TestSelfTestRetryAfter(t *testing.T) {
 	r := &NamespaceClaimReconciler{}

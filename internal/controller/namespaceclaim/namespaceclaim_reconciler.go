@@ -27,6 +27,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/memory"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
@@ -57,8 +58,8 @@ type NamespaceClaimReconciler struct {
 	// probe that reads nothing) and restored if it was deleted; 0 checks only when something changes
 	// and at renewal.
 	CredentialsCheckInterval time.Duration
-	// mem is what the reconciler remembers between reconciles, in this process only (see memory).
-	mem memory
+	// mem is what the reconciler remembers between reconciles, in this process only (see memory.Memory).
+	mem memory.Memory
 
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test.

@@ -50,11 +50,6 @@ const (
 	fencePendingPoll = 2 * time.Second
 	// fencePoll re-checks a claim held back because the admission fence is missing or altered.
 	fencePoll = 15 * time.Second
-	// selfTestRetry retries a self-test that waits for new RoleBindings to reach the authorizer.
-	selfTestRetry = 2 * time.Second
-	// selfTestMaxBackoff caps the backoff of a self-test that failed (missing or excess permissions):
-	// those need a person to change RBAC, so they are not retried every few seconds.
-	selfTestMaxBackoff = 5 * time.Minute
 	// pooledMarksDelay is how long after a handout the children its pooled namespace came with go without
 	// their claim's marks (marksDeferrable): past a burst of handouts, not among them.
 	pooledMarksDelay = 10 * time.Second
@@ -256,7 +251,7 @@ func (s *claimScope) requeueAfter() time.Duration {
 		soon(refusalPoll)
 	}
 	if s.selfTest != nil && !s.selfTest.OK() {
-		soon(max(s.selfTestBackoff, selfTestRetry))
+		soon(max(s.selfTestBackoff, selftest.RetryDelay))
 	}
 	return next
 }
@@ -273,16 +268,6 @@ func handedOutAt(s *claimScope) time.Time {
 		return time.Time{}
 	}
 	return c.LastTransitionTime.Time
-}
-
-// selfTestDelay is the wait before retrying a self-test that failed for the n-th time in a row (n >= 1):
-// doubling from selfTestRetry up to selfTestMaxBackoff.
-func selfTestDelay(n int) time.Duration {
-	d := selfTestRetry
-	for i := 1; i < n && d < selfTestMaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, selfTestMaxBackoff)
 }
 
 // readyFor reports whether the claim is Ready and its PermissionsVerified condition was set for its

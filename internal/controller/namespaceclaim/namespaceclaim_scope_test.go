@@ -119,7 +119,7 @@ func TestRequeueAfter(t *testing.T) {
 		}, 40 * time.Second},
 		{"failed self-test never faster than the retry", func(s *claimScope) {
 			s.selfTest = &selftest.Result{Missing: []selftest.Failure{{Grant: "x"}}}
-		}, selfTestRetry},
+		}, selftest.RetryDelay},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

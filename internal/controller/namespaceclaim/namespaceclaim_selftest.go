@@ -93,29 +93,15 @@ func (r *NamespaceClaimReconciler) recordSelfTest(s *claimScope, res selftest.Re
 		monitoring.SelfTestFailed(s.class.Name)
 		s.selfTestBackoff = r.selfTestRetryAfter(s)
 	} else if res.OK() {
-		r.mem.selfTestFailures.Delete(s.claim.UID)
+		r.mem.SelfTestPassed(s.claim.UID)
 	}
 }
 
-// selfTestBackoffState is a claim's run of failed self-tests: how many, and when the next retry is due.
-type selfTestBackoffState struct {
-	failures int
-	next     time.Time
-}
-
-// selfTestRetryAfter records a failed self-test of the claim and returns the wait before the next one.
-// A failure before the scheduled retry (a reconcile caused by some event) keeps the schedule, so the
-// backoff grows with retries, not with events.
+// selfTestRetryAfter records a failed self-test of the claim and returns the wait before the next one
+// (selftest.Backoff).
 func (r *NamespaceClaimReconciler) selfTestRetryAfter(s *claimScope) time.Duration {
-	st := selfTestBackoffState{}
-	if v, ok := r.mem.selfTestFailures.Load(s.claim.UID); ok {
-		st = v.(selfTestBackoffState)
-		if s.now.Before(st.next) {
-			return st.next.Sub(s.now)
-		}
-	}
-	st.failures++
-	st.next = s.now.Add(selfTestDelay(st.failures))
-	r.mem.selfTestFailures.Store(s.claim.UID, st)
-	return st.next.Sub(s.now)
+	b, _ := r.mem.SelfTestBackoff(s.claim.UID)
+	b, wait := b.Failed(s.now)
+	r.mem.SelfTestFailed(s.claim.UID, b)
+	return wait
 }
