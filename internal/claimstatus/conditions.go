@@ -267,3 +267,11 @@ func setReady(claim *tenancyv1alpha1.NamespaceClaim, set conditionSetter) {
 	}
 	set(tenancyv1alpha1.ReadyCondition, true, tenancyv1alpha1.ProvisionedReason, fmt.Sprintf("Namespace %s is ready; credentials are in Secret %s", claim.Status.Namespace, claim.Status.CredentialsSecretName))
 }
+
+// ReadyFor reports whether the claim is Ready and its PermissionsVerified condition was set for its
+// current generation.
+func ReadyFor(claim *tenancyv1alpha1.NamespaceClaim) bool {
+	c := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == claim.Generation &&
+		meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
+}

@@ -18,7 +18,6 @@ package namespaceclaim
 
 import (
 	"testing"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -153,28 +152,5 @@ func TestClassRefusal(t *testing.T) {
 	set(2, metav1.ConditionTrue, tenancyv1alpha1.ValidReason)
 	if r := classRefusal(class); r != nil {
 		t.Errorf("True status refuses: %v", r)
-	}
-}
-
-// Failures that come from events before the scheduled retry keep the schedule; only retries grow it.
-func TestSelfTestRetryAfter(t *testing.T) {
-	r := &NamespaceClaimReconciler{}
-	claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{UID: "u"}}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	steps := []struct {
-		at   time.Duration
-		want time.Duration
-	}{
-		{0, 2 * time.Second},                              // first failure
-		{500 * time.Millisecond, 1500 * time.Millisecond}, // an event before the retry: same schedule
-		{time.Second, time.Second},                        // another one
-		{2 * time.Second, 4 * time.Second},                // the retry fails: doubled
-		{6 * time.Second, 8 * time.Second},                // and again
-	}
-	for i, st := range steps {
-		s := &claimScope{claim: claim, now: t0.Add(st.at)}
-		if got := r.selfTestRetryAfter(s); got != st.want {
-			t.Fatalf("step %d at +%s: retry after %s, want %s", i, st.at, got, st.want)
-		}
 	}
 }

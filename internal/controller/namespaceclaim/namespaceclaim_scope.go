@@ -56,8 +56,6 @@ const (
 	// usablePoll re-checks a namespace that waits for something no watch reports (its `default`
 	// ServiceAccount).
 	usablePoll = time.Second
-	// tokenTimeout bounds the TokenRequest and self-test calls of one reconcile.
-	tokenTimeout = 30 * time.Second
 )
 
 // claimScope carries what one reconcile of a claim learned. Phases record facts here; setStatus turns
@@ -268,12 +266,4 @@ func handedOutAt(s *claimScope) time.Time {
 		return time.Time{}
 	}
 	return c.LastTransitionTime.Time
-}
-
-// readyFor reports whether the claim is Ready and its PermissionsVerified condition was set for its
-// current generation.
-func readyFor(claim *tenancyv1alpha1.NamespaceClaim) bool {
-	c := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == claim.Generation &&
-		meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package access
 
 import (
 	"testing"
@@ -58,23 +58,23 @@ func TestScheduleAndKeepToken(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &claimScope{claim: &tenancyv1alpha1.NamespaceClaim{}, now: now, class: class, tokenOnce: tc.once}
-			d := credentials.ScheduleBy(s.tokenOnce, s.now, tc.rec, "sa", claimpolicy.RenewBefore(s.class))
+			s := &Claim{Claim: &tenancyv1alpha1.NamespaceClaim{}, Now: now, Class: class, TokenOnce: tc.once, Found: &claimstatus.Fields{}}
+			d := credentials.ScheduleBy(s.TokenOnce, s.Now, tc.rec, "sa", claimpolicy.RenewBefore(s.Class))
 			if d.Issue != tc.issue || !d.RenewAt.Equal(tc.renewAt) {
 				t.Fatalf("got %+v, want issue %v renewAt %v", d, tc.issue, tc.renewAt)
 			}
 			if d.Issue {
 				return
 			}
-			s.renewAt = now.Add(time.Minute) // a kept token overrides whatever was there
+			s.RenewAt = now.Add(time.Minute) // a kept token overrides whatever was there
 			keepToken(s, "creds", tc.rec, d)
-			claimstatus.Apply(&s.found, &s.claim.Status, s.now)
-			st := s.claim.Status
+			claimstatus.Apply(s.Found, &s.Claim.Status, s.Now)
+			st := s.Claim.Status
 			if st.CredentialsSecretName != "creds" || !st.TokenExpiresAt.Time.Equal(tc.rec.ExpiresAt) || st.TokenServiceAccountUID != "sa" {
 				t.Fatalf("status records %q %v %q", st.CredentialsSecretName, st.TokenExpiresAt, st.TokenServiceAccountUID)
 			}
-			if !s.renewAt.Equal(tc.renewAt) {
-				t.Fatalf("renewAt %v, want %v", s.renewAt, tc.renewAt)
+			if !s.RenewAt.Equal(tc.renewAt) {
+				t.Fatalf("renewAt %v, want %v", s.RenewAt, tc.renewAt)
 			}
 		})
 	}
