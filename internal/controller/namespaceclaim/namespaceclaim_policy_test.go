@@ -24,6 +24,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/children"
 )
 
 func TestFenceDecision(t *testing.T) {
@@ -122,7 +123,7 @@ func TestBoundRoleField(t *testing.T) {
 		if rb == nil {
 			t.Fatalf("no RoleBinding %s", name)
 		}
-		f, ok := boundRoleField(rb, d.RoleBindings, fields)
+		f, ok := children.BoundRoleField(rb, d.RoleBindings, fields)
 		if want == "" {
 			if ok {
 				t.Errorf("%s: got field %s, want none (it binds a Role)", name, f.Field)
