@@ -31,7 +31,7 @@ import (
 // Facts are what one reconcile of a claim recorded that its conditions are derived from, beside the
 // status fields it found (Fields): the claim reconciler's scope hands them over whole.
 type Facts struct {
-	// Fields are the status fields the phases found; Set writes them first.
+	// Fields are the status fields the phases found; Derive writes them first.
 	Fields *Fields
 	// Now is when the reconcile started (the issued tokens are recorded at it).
 	Now time.Time
@@ -64,12 +64,12 @@ type Facts struct {
 	Pooled, Namespace, Class string
 }
 
-// Set is the claim's status derivation (the claim reconciler's patchStatus sends what it wrote): it
+// Derive is the claim's status derivation (the claim reconciler's patchStatus sends what it wrote): it
 // writes the status fields the phases found (Fields) and derives the conditions, phase and
 // observedGeneration from what the reconcile recorded in s. err is the reconcile's error: an internal
 // failure leaves a Ready claim Ready (the reconcile is retried) and otherwise shows a generic reason,
 // with the details in the log only; the fields found before it are written either way.
-func Set(claim *tenancyv1alpha1.NamespaceClaim, s *Facts, err error) {
+func Derive(claim *tenancyv1alpha1.NamespaceClaim, s *Facts, err error) {
 	Apply(s.Fields, &claim.Status, s.Now)
 	defer func() { claim.Status.Phase = PhaseOf(claim) }()
 	gen := claim.Generation

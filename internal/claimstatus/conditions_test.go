@@ -96,7 +96,7 @@ func TestSetConditions(t *testing.T) {
 			claim.Status.Namespace = "ci-pr-1"
 			s := &Facts{Fields: &Fields{}, Now: now}
 			tc.facts(s, claim)
-			Set(claim, s, tc.err)
+			Derive(claim, s, tc.err)
 			rc := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 			if rc == nil {
 				t.Fatal("no Ready condition")

@@ -48,8 +48,8 @@ type IssuedToken struct {
 	Expires time.Time
 }
 
-// Fields are the status fields the claim reconciler's phases found in one reconcile; Set writes them, and
-// nothing else writes a claim's status fields but status.sleep, which reconcileSleep records with a
+// Fields are the status fields the claim reconciler's phases found in one reconcile; Derive writes
+// them, and nothing else writes a claim's status fields but status.sleep, which reconcileSleep records with a
 // status write of its own before it scales anything down: the one exception to patchStatus, listed in
 // TestStatusIsWrittenOnlyByTheListedWriters. A field a phase did not find keeps what it had.
 type Fields struct {

@@ -30,7 +30,7 @@ import (
 )
 
 // setStatus writes into the claim what the reconcile recorded in s: the status fields the phases found
-// and the conditions, phase and observedGeneration derived from them (claimstatus.Set, pure). err is the
+// and the conditions, phase and observedGeneration derived from them (claimstatus.Derive, pure). err is the
 // reconcile's error. patchStatus sends what it wrote.
 func setStatus(s *claimScope, err error) {
 	f := &claimstatus.Facts{Fields: &s.found, Now: s.now, Deleting: s.deleting, Expired: s.expired, IdleExpired: s.idleExpired,
@@ -40,7 +40,7 @@ func setStatus(s *claimScope, err error) {
 	if s.pooled != "" {
 		f.Namespace, f.Class = s.desired.Namespace.Name, s.class.Name
 	}
-	claimstatus.Set(s.claim, f, err)
+	claimstatus.Derive(s.claim, f, err)
 }
 
 // patchStatus writes the status setStatus derived, once, and only if it changed; written reports that
