@@ -329,3 +329,11 @@ func TokenOnlyOnce(claim *tenancyv1alpha1.NamespaceClaim) (bool, *Refusal) {
 	}
 	return v == tenancyv1alpha1.TokenPolicyOnlyOnce, nil
 }
+
+// SecretConflict is the refusal of a claim whose credentials Secret, name in namespace, exists and was
+// not created by nsclaim for it.
+func SecretConflict(namespace, name string) *Refusal {
+	return &Refusal{Reason: tenancyv1alpha1.SecretConflictReason, Message: fmt.Sprintf(
+		"Secret %s/%s exists and was not created by nsclaim for this claim; it is left untouched. Delete that Secret (the claim then goes on by itself),"+
+			" or delete this claim and create a new one with another spec.credentialsSecretName (the field cannot be changed on an existing claim)", namespace, name)}
+}

@@ -19,43 +19,24 @@ package namespaceclaim
 import (
 	"context"
 
-	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
 )
 
-// reconcileAccess gives the claim's identity its access once the namespace is usable. In mode
-// Requester the creator is bound: no token, no Secret. In mode Token the identity is proven before any
-// credential is written: the token due (if any) is minted first, the self-test runs with it, and it is
-// written only if the self-test passes. A claim whose self-test fails never exposes a token, and a
-// token already handed out is not renewed while it fails.
+// reconcileAccess gives the claim's identity its access once the namespace is usable (access.Phase):
+// it hands the phase the part of the scope it reads and takes back what it recorded.
 func (r *NamespaceClaimReconciler) reconcileAccess(ctx context.Context, s *claimScope) error {
-	if claimpolicy.IsRequesterMode(s.class) {
-		return r.reconcileRequesterAccess(ctx, s)
-	}
-	plan, err := r.planCredentials(ctx, s)
-	if err != nil || plan == nil {
-		return err
-	}
-	if err := r.reconcileSelfTest(ctx, s, plan); err != nil {
-		return err
-	}
-	if s.selfTest != nil && !s.selfTest.OK() {
-		return nil
-	}
-	return r.writeCredentials(ctx, s, plan)
+	c := &access.Claim{Claim: s.claim, Now: s.now, Class: s.class, Desired: &s.desired, Namespace: s.namespace,
+		TokenOnce: s.tokenOnce, ExpiresAt: s.expiresAt, CreatorBoundBefore: creatorBound(s),
+		Repaired: s.repaired, Refusal: s.refusal, Found: &s.found, RenewAt: s.renewAt, CredentialsCheckAt: s.credentialsCheckAt}
+	err := r.accessPhase().Reconcile(ctx, c)
+	s.repaired, s.refusal, s.renewAt, s.credentialsCheckAt = c.Repaired, c.Refusal, c.RenewAt, c.CredentialsCheckAt
+	s.credentialsReady, s.tokenIssued, s.creatorBound = c.CredentialsReady, c.TokenIssued, c.CreatorBound
+	s.selfTest, s.selfTestSkipped, s.selfTestBackoff = c.SelfTest, c.SelfTestSkipped, c.SelfTestBackoff
+	return err
 }
 
-// reconcileRequesterAccess takes the place of the self-test and credentials phases for a class of
-// credentials mode Requester: it proves through SubjectAccessReviews, as the creator (username, groups,
-// UID and extra as stamped), that the creator can do in the namespace what the class grants and nothing
-// outside it, then records the creator in status.boundUser. No token is minted, no Secret written.
-func (r *NamespaceClaimReconciler) reconcileRequesterAccess(ctx context.Context, s *claimScope) error {
-	if err := r.reconcileCreatorSelfTest(ctx, s); err != nil {
-		return err
-	}
-	if s.selfTest != nil && !s.selfTest.OK() {
-		return nil
-	}
-	s.found.boundUser.set(s.claim.Spec.Creator.Username)
-	s.creatorBound = true
-	return nil
+// accessPhase is the access phase over the reconciler's collaborators.
+func (r *NamespaceClaimReconciler) accessPhase() *access.Phase {
+	return &access.Phase{Client: r.Client, Recorder: r.Recorder, Endpoint: r.Endpoint, CheckInterval: r.CredentialsCheckInterval,
+		Tester: r.tester, Memory: &r.mem}
 }

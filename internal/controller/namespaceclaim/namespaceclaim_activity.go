@@ -69,12 +69,12 @@ func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *cla
 		in.Heartbeat = hb.UTC().Truncate(time.Second)
 	}
 	a := lifecycle.IdleActivity(in)
-	s.found.podsActive.set(a.Active)
-	s.found.lastActivity.set(credentials.ExpiryTime(a.LastActivity))
-	s.found.idleExpiresAt.set(nil)
+	s.found.PodsActive.Set(a.Active)
+	s.found.LastActivity.Set(credentials.ExpiryTime(a.LastActivity))
+	s.found.IdleExpiresAt.Set(nil)
 	s.idleExpiresAt = a.IdleExpiresAt
 	if !a.IdleExpiresAt.IsZero() {
-		s.found.idleExpiresAt.set(credentials.ExpiryTime(a.IdleExpiresAt))
+		s.found.IdleExpiresAt.Set(credentials.ExpiryTime(a.IdleExpiresAt))
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		return nil
 	}
 	s.class = class
-	s.found.className.set(class.Name)
+	s.found.ClassName.Set(class.Name)
 
 	requester := &corev1.Namespace{}
 	if err := r.Get(ctx, client.ObjectKey{Name: claim.Namespace}, requester); err != nil {
@@ -94,7 +94,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 	}
 	if s.refusal == nil {
 		s.expiresAt = claim.CreationTimestamp.Add(ttl)
-		s.found.expiresAt.set(credentials.ExpiryTime(s.expiresAt))
+		s.found.ExpiresAt.Set(credentials.ExpiryTime(s.expiresAt))
 	}
 	name, err := r.namespaceName(ctx, s, requester, request, held)
 	if err != nil {
@@ -110,7 +110,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 func (r *NamespaceClaimReconciler) namespaceName(ctx context.Context, s *claimScope, requester *corev1.Namespace, request, held bool) (string, error) {
 	claim, class := s.claim, s.class
 	if held {
-		r.mem.recorded(claim.UID)
+		r.mem.Recorded(claim.UID)
 		return claim.Status.Namespace, nil
 	}
 	prefix := class.Spec.Naming.Prefix

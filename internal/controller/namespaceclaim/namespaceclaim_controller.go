@@ -64,18 +64,18 @@ import (
 
 // Reconcile brings one claim's namespace, objects, credentials and status to what its class says.
 func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
-	defer r.mem.enter()()
+	defer r.mem.Enter()()
 	claim := &tenancyv1alpha1.NamespaceClaim{}
 	if err := r.Get(ctx, req.NamespacedName, claim); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.mem.gone(req.NamespacedName)
+			r.mem.Gone(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	// The resourceVersion a reconcile acted on, for debugging (and for tests that must know a change
 	// was seen before asserting that nothing was written).
 	defer logf.FromContext(ctx).V(1).Info("Reconciled", "observedResourceVersion", claim.ResourceVersion)
-	r.mem.overlay(req.NamespacedName, claim)
+	r.mem.Overlay(req.NamespacedName, claim)
 	before := claim.DeepCopy()
 	s := &claimScope{claim: claim, now: r.Clock.Now()}
 	defer s.leaveLimit()
@@ -99,7 +99,7 @@ func (r *NamespaceClaimReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		r.emitEvents(s, before)
 		written, err := r.patchStatus(ctx, before, claim)
 		if written {
-			r.mem.wrote(req.NamespacedName, claim)
+			r.mem.Wrote(req.NamespacedName, claim)
 		} else if err != nil && reterr == nil {
 			reterr = err
 		}

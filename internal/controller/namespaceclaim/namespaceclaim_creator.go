@@ -58,7 +58,7 @@ func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *clai
 		claimpolicy.BindCreator(&s.desired, s.claim.Spec.Creator, s.class)
 	} else {
 		claimpolicy.Unbind(&s.desired)
-		s.found.boundUser.set("")
+		s.found.BoundUser.Set("")
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
@@ -44,7 +45,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	claim := s.claim
 	// Nothing remembered of the claim outlives it; a claim deleted before its status recorded the
 	// namespace it was given has its namespaces found by their labels below.
-	r.mem.forget(claim.UID)
+	r.mem.Forget(claim.UID)
 	if !controllerutil.ContainsFinalizer(claim, tenancyv1alpha1.ClaimFinalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -90,7 +91,7 @@ func (r *NamespaceClaimReconciler) reconcileDelete(ctx context.Context, s *claim
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
-	monitoring.ObserveDeletion(className(claim), s.now.Sub(claim.DeletionTimestamp.Time))
+	monitoring.ObserveDeletion(claimstatus.ClassName(claim), s.now.Sub(claim.DeletionTimestamp.Time))
 	return ctrl.Result{}, nil
 }
 

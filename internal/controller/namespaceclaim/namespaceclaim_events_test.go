@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 )
@@ -94,29 +95,6 @@ func TestProvisioningIsObservedOncePerClaim(t *testing.T) {
 
 }
 
-// The Provisioned Event carries the newest token's credential ID and expiry, and nothing when the
-// claim has no token (mode Requester).
-func TestProvisionedNote(t *testing.T) {
-	exp := metav1.NewTime(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	older := metav1.NewTime(exp.Add(-time.Hour))
-	cases := []struct {
-		name   string
-		issued []tenancyv1alpha1.IssuedToken
-		want   string
-	}{
-		{"no token", nil, "Namespace x is ready"},
-		{"one token", []tenancyv1alpha1.IssuedToken{{CredentialID: "JTI=a", ExpiresAt: exp}},
-			"Namespace x is ready: token credential ID JTI=a, expires 2026-11-23T12:00:00Z"},
-		{"the newest of two", []tenancyv1alpha1.IssuedToken{{CredentialID: "JTI=b", ExpiresAt: exp}, {CredentialID: "JTI=a", ExpiresAt: older}},
-			"Namespace x is ready: token credential ID JTI=b, expires 2026-11-23T12:00:00Z"},
-	}
-	for _, tc := range cases {
-		if got := provisionedNote("Namespace x is ready", tc.issued); got != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
 // A claim whose kubeconfig names an in-cluster-only address gets a Warning Event when it turns Ready
 // with a token, telling who fixes it; with a reachable address, or in mode Requester (no kubeconfig),
 // it gets none.
@@ -145,7 +123,7 @@ func TestInClusterOnlyServerIsReportedOnEachClaim(t *testing.T) {
 			close(rec.Events)
 			var warnings []string
 			for e := range rec.Events {
-				if strings.Contains(e, KubeconfigServerInClusterOnlyReason) {
+				if strings.Contains(e, claimstatus.KubeconfigServerInClusterOnlyReason) {
 					warnings = append(warnings, e)
 				}
 			}
@@ -157,39 +135,6 @@ func TestInClusterOnlyServerIsReportedOnEachClaim(t *testing.T) {
 			g.Expect(warnings[0]).To(HavePrefix("Warning"))
 			g.Expect(warnings[0]).To(ContainSubstring("NSCLAIM_KUBECONFIG_SERVER"))
 			g.Expect(warnings[0]).To(ContainSubstring("https://10.96.0.1:443"))
-		})
-	}
-}
-
-// A Ready=False reason is a Warning refusal only when it is listed (the API's RefusalReasons, and
-// OwnershipUnverified); a waiting reason, and any reason nobody listed, is not: a new waiting reason
-// cannot turn into a Warning by being forgotten.
-func TestRefusalEventsComeFromAList(t *testing.T) {
-	refusals := append([]string{tenancyv1alpha1.OwnershipUnverifiedReason}, tenancyv1alpha1.RefusalReasons...)
-	cases := map[string]bool{
-		tenancyv1alpha1.ProvisioningReason:  false,
-		tenancyv1alpha1.PendingReason:       false,
-		tenancyv1alpha1.InternalErrorReason: false,
-		"WaitingForSomethingNew":            false,
-	}
-	for _, r := range refusals {
-		cases[r] = true
-	}
-	provisioning := []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: tenancyv1alpha1.ProvisioningReason}}
-	for reason, refusal := range cases {
-		t.Run(reason, func(t *testing.T) {
-			before := provisioning
-			if reason == tenancyv1alpha1.ProvisioningReason {
-				before = nil
-			}
-			after := []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: reason, Message: "m"}}
-			e := transitionEvent(before, after)
-			switch {
-			case refusal && (e == nil || !e.warning || e.reason != reason || e.action != "Refuse" || e.note != "m"):
-				t.Errorf("transitionEvent(%s) = %+v, want a Warning Refuse %s", reason, e, reason)
-			case !refusal && e != nil:
-				t.Errorf("transitionEvent(%s) = %+v, want no Event", reason, e)
-			}
 		})
 	}
 }

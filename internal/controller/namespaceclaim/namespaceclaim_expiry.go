@@ -43,9 +43,9 @@ func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claim
 	} else {
 		// The earlier of the two clocks ends the claim.
 		s.idleExpired = idle && (!hard || s.idleExpiresAt.Before(s.expiresAt))
-		s.found.podsActive.set(false)
+		s.found.PodsActive.Set(false)
 		if !s.idleExpired {
-			s.found.idleExpiresAt.set(nil)
+			s.found.IdleExpiresAt.Set(nil)
 		}
 	}
 	name := s.claim.Status.Namespace

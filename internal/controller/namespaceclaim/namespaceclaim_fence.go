@@ -27,6 +27,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/fence/instruction"
 )
 
@@ -110,7 +111,7 @@ func (r *NamespaceClaimReconciler) fenceRefusal() *claimpolicy.Refusal {
 // an upgrade or a restart) stays Ready, and is looked at again shortly, instead of flapping to Pending.
 // Nothing is created, repaired or issued for it until the check is done.
 func waitForFence(ref *claimpolicy.Refusal, claim *tenancyv1alpha1.NamespaceClaim) bool {
-	return ref.Reason == tenancyv1alpha1.PendingReason && readyFor(claim)
+	return ref.Reason == tenancyv1alpha1.PendingReason && claimstatus.ReadyFor(claim)
 }
 
 func fenceDecision(checked bool, problem string) *claimpolicy.Refusal {

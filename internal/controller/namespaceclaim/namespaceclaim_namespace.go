@@ -170,10 +170,10 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 
 func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Namespace) error {
 	if s.pooled != "" && s.claim.Status.Namespace == "" {
-		r.mem.give(s.claim.UID, ns.Name)
+		r.mem.Give(s.claim.UID, ns.Name)
 	}
 	s.namespace = ns
-	s.found.namespace.set(ns.Name)
+	s.found.Namespace.Set(ns.Name)
 	return nil
 }
 

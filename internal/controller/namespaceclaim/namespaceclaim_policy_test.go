@@ -18,13 +18,13 @@ package namespaceclaim
 
 import (
 	"testing"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/children"
 )
 
 func TestFenceDecision(t *testing.T) {
@@ -123,7 +123,7 @@ func TestBoundRoleField(t *testing.T) {
 		if rb == nil {
 			t.Fatalf("no RoleBinding %s", name)
 		}
-		f, ok := boundRoleField(rb, d.RoleBindings, fields)
+		f, ok := children.BoundRoleField(rb, d.RoleBindings, fields)
 		if want == "" {
 			if ok {
 				t.Errorf("%s: got field %s, want none (it binds a Role)", name, f.Field)
@@ -153,38 +153,5 @@ func TestClassRefusal(t *testing.T) {
 	set(2, metav1.ConditionTrue, tenancyv1alpha1.ValidReason)
 	if r := classRefusal(class); r != nil {
 		t.Errorf("True status refuses: %v", r)
-	}
-}
-
-func TestSelfTestDelay(t *testing.T) {
-	for n, want := range map[int]time.Duration{
-		1: 2 * time.Second, 2: 4 * time.Second, 3: 8 * time.Second, 8: 256 * time.Second, 9: 5 * time.Minute, 50: 5 * time.Minute,
-	} {
-		if got := selfTestDelay(n); got != want {
-			t.Errorf("selfTestDelay(%d) = %s, want %s", n, got, want)
-		}
-	}
-}
-
-// Failures that come from events before the scheduled retry keep the schedule; only retries grow it.
-func TestSelfTestRetryAfter(t *testing.T) {
-	r := &NamespaceClaimReconciler{}
-	claim := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{UID: "u"}}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	steps := []struct {
-		at   time.Duration
-		want time.Duration
-	}{
-		{0, 2 * time.Second},                              // first failure
-		{500 * time.Millisecond, 1500 * time.Millisecond}, // an event before the retry: same schedule
-		{time.Second, time.Second},                        // another one
-		{2 * time.Second, 4 * time.Second},                // the retry fails: doubled
-		{6 * time.Second, 8 * time.Second},                // and again
-	}
-	for i, st := range steps {
-		s := &claimScope{claim: claim, now: t0.Add(st.at)}
-		if got := r.selfTestRetryAfter(s); got != st.want {
-			t.Fatalf("step %d at +%s: retry after %s, want %s", i, st.at, got, st.want)
-		}
 	}
 }

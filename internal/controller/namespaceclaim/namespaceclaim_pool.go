@@ -45,7 +45,7 @@ func (r *NamespaceClaimReconciler) FenceCoversPool() bool {
 
 // Busy reports whether the claim reconciler has claims in hand; the pool's refill waits while it
 // does, so it never takes the API server's time from claims.
-func (r *NamespaceClaimReconciler) Busy() bool { return r.mem.busy() }
+func (r *NamespaceClaimReconciler) Busy() bool { return r.mem.Busy() }
 
 // givenNamespace returns the namespace a claim that holds none in its status was given before, or "":
 // one this process remembers (memory.given), else one that carries the claim's UID label and
@@ -54,7 +54,7 @@ func (r *NamespaceClaimReconciler) Busy() bool { return r.mem.busy() }
 // reported and never taken. It is asked only
 // for a claim of a class with a pool, the one case where the claim's namespace name is not derived.
 func (r *NamespaceClaimReconciler) givenNamespace(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim) (string, error) {
-	if name, ok := r.mem.givenTo(claim.UID); ok {
+	if name, ok := r.mem.GivenTo(claim.UID); ok {
 		return name, nil
 	}
 	list := &corev1.NamespaceList{}
@@ -118,7 +118,7 @@ func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimSc
 	monitoring.PoolHit(s.class.Name)
 	// The namespace counts against the claim limit now (it carries the claim's marks).
 	s.leaveLimit()
-	r.mem.give(s.claim.UID, ns.Name)
+	r.mem.Give(s.claim.UID, ns.Name)
 	s.desired = claimpolicy.Build(ns.Name, s.owner, s.class, claimpolicy.AllowedLabels(s.claim, s.class))
 	logf.FromContext(ctx).Info("Handed out pooled namespace", "claimNamespace", klog.KObj(ns))
 	return nil

@@ -27,9 +27,10 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/memory"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
-	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
@@ -57,8 +58,8 @@ type NamespaceClaimReconciler struct {
 	// probe that reads nothing) and restored if it was deleted; 0 checks only when something changes
 	// and at renewal.
 	CredentialsCheckInterval time.Duration
-	// mem is what the reconciler remembers between reconciles, in this process only (see memory).
-	mem memory
+	// mem is what the reconciler remembers between reconciles, in this process only (see memory.Memory).
+	mem memory.Memory
 
 	// Bindings finds bindings nsclaim did not make that name a tenant; nil skips that part of the
 	// self-test.
@@ -69,7 +70,7 @@ type NamespaceClaimReconciler struct {
 	// tester runs the self-tests (see internal/selftest); SetupWithManager makes it from the fields
 	// above and the manager's connection, whose address and CA the rules reviews use with the tenant's
 	// token instead of the operator's credentials.
-	tester selfTester
+	tester access.Tester
 	// Fence tells whether the admission fence is intact; nil means it is not required (the operator's
 	// --require-fence=false, and envtest).
 	Fence FenceGate
@@ -112,13 +113,6 @@ type NamespaceClaimReconciler struct {
 	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get
 	// namespaces named exactly after them.
 	Requests RequestProtocol
-}
-
-// selfTester proves the permissions of the identity a claim hands out: an issued token, or the
-// claim's creator (selftest.Tester implements it).
-type selfTester interface {
-	Token(ctx context.Context, subj selftest.Subject, token string) (selftest.Result, error)
-	Creator(ctx context.Context, subj selftest.Subject, creator selftest.Identity) (selftest.Result, error)
 }
 
 // RequestProtocol is what the claim reconciler asks of the ConfigMap protocol

@@ -25,6 +25,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
@@ -49,19 +50,12 @@ const (
 	fencePendingPoll = 2 * time.Second
 	// fencePoll re-checks a claim held back because the admission fence is missing or altered.
 	fencePoll = 15 * time.Second
-	// selfTestRetry retries a self-test that waits for new RoleBindings to reach the authorizer.
-	selfTestRetry = 2 * time.Second
-	// selfTestMaxBackoff caps the backoff of a self-test that failed (missing or excess permissions):
-	// those need a person to change RBAC, so they are not retried every few seconds.
-	selfTestMaxBackoff = 5 * time.Minute
 	// pooledMarksDelay is how long after a handout the children its pooled namespace came with go without
 	// their claim's marks (marksDeferrable): past a burst of handouts, not among them.
 	pooledMarksDelay = 10 * time.Second
 	// usablePoll re-checks a namespace that waits for something no watch reports (its `default`
 	// ServiceAccount).
 	usablePoll = time.Second
-	// tokenTimeout bounds the TokenRequest and self-test calls of one reconcile.
-	tokenTimeout = 30 * time.Second
 )
 
 // claimScope carries what one reconcile of a claim learned. Phases record facts here; setStatus turns
@@ -69,8 +63,8 @@ const (
 type claimScope struct {
 	claim *tenancyv1alpha1.NamespaceClaim
 	now   time.Time
-	// found are the status fields the phases found (see statusFacts); setStatus writes them.
-	found statusFacts
+	// found are the status fields the phases found (see claimstatus.Fields); setStatus writes them.
+	found claimstatus.Fields
 
 	// class is the resolved class; nil when refused before it was found.
 	class *tenancyv1alpha1.NamespaceClass
@@ -199,11 +193,11 @@ func blocksRepair(reason string) bool {
 func (s *claimScope) held() bool { return s.heldNamespace() != "" }
 
 // heldNamespace is the namespace the claim holds: found in this reconcile, else recorded in its status.
-func (s *claimScope) heldNamespace() string { return s.found.namespace.or(s.claim.Status.Namespace) }
+func (s *claimScope) heldNamespace() string { return s.found.Namespace.Or(s.claim.Status.Namespace) }
 
 // boundUser is the creator the claim's RoleBindings name: found in this reconcile, else recorded in its
 // status.
-func (s *claimScope) boundUser() string { return s.found.boundUser.or(s.claim.Status.BoundUser) }
+func (s *claimScope) boundUser() string { return s.found.BoundUser.Or(s.claim.Status.BoundUser) }
 
 // requeueAfter is the time until the next thing that happens by the clock: expiry or token renewal.
 func (s *claimScope) requeueAfter() time.Duration {
@@ -255,7 +249,7 @@ func (s *claimScope) requeueAfter() time.Duration {
 		soon(refusalPoll)
 	}
 	if s.selfTest != nil && !s.selfTest.OK() {
-		soon(max(s.selfTestBackoff, selfTestRetry))
+		soon(max(s.selfTestBackoff, selftest.RetryDelay))
 	}
 	return next
 }
@@ -272,22 +266,4 @@ func handedOutAt(s *claimScope) time.Time {
 		return time.Time{}
 	}
 	return c.LastTransitionTime.Time
-}
-
-// selfTestDelay is the wait before retrying a self-test that failed for the n-th time in a row (n >= 1):
-// doubling from selfTestRetry up to selfTestMaxBackoff.
-func selfTestDelay(n int) time.Duration {
-	d := selfTestRetry
-	for i := 1; i < n && d < selfTestMaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, selfTestMaxBackoff)
-}
-
-// readyFor reports whether the claim is Ready and its PermissionsVerified condition was set for its
-// current generation.
-func readyFor(claim *tenancyv1alpha1.NamespaceClaim) bool {
-	c := meta.FindStatusCondition(claim.Status.Conditions, tenancyv1alpha1.PermissionsVerifiedCondition)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == claim.Generation &&
-		meta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition)
 }

@@ -18,9 +18,14 @@ package namespaceclaim
 
 import (
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
 // TestStopped is reconcileNormal's stop rule as a table: what stops every phase, and when a refused
@@ -45,7 +50,7 @@ func TestStopped(t *testing.T) {
 		{name: "refused, holds its namespace: repaired, no access",
 			facts: func(s *claimScope) {
 				s.refusal, s.repairRefusal = refused, refused
-				s.found.namespace.set("ci-pr-1")
+				s.found.Namespace.Set("ci-pr-1")
 			},
 			access: true},
 		{name: "refused for a reason that blocks repair",
@@ -70,6 +75,58 @@ func TestStopped(t *testing.T) {
 			}
 			if got := s.stopped(false); got != tt.access {
 				t.Errorf("before an access phase: stopped = %v, want %v", got, tt.access)
+			}
+		})
+	}
+}
+
+func TestRequeueAfter(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name  string
+		facts func(s *claimScope)
+		want  time.Duration
+	}{
+		{"nothing by the clock", func(*claimScope) {}, 0},
+		{"expiry", func(s *claimScope) { s.expiresAt = now.Add(2 * time.Hour) }, 2 * time.Hour},
+		{"renewal before expiry", func(s *claimScope) { s.expiresAt = now.Add(2 * time.Hour); s.renewAt = now.Add(40 * time.Minute) }, 40 * time.Minute},
+		{"credentials check first", func(s *claimScope) {
+			s.renewAt = now.Add(40 * time.Minute)
+			s.credentialsCheckAt = now.Add(10 * time.Minute)
+		}, 10 * time.Minute},
+		{"past due is one second", func(s *claimScope) { s.renewAt = now.Add(-time.Minute) }, time.Second},
+		{"expired: nothing by the clock", func(s *claimScope) { s.expired = true; s.expiresAt = now.Add(-time.Minute) }, 0},
+		{"terminating namespace", func(s *claimScope) { s.expiresAt = now.Add(time.Hour); s.terminating = "x" }, terminatingPoll},
+		{"unusable namespace", func(s *claimScope) { s.unusablePoll = true }, usablePoll},
+		{"pooled children to mark, 3 s after the handout", func(s *claimScope) {
+			s.marksDeferred, s.expiresAt = true, now.Add(time.Hour)
+			meta.SetStatusCondition(&s.claim.Status.Conditions, metav1.Condition{Type: tenancyv1alpha1.PooledCondition, Status: metav1.ConditionTrue,
+				Reason: tenancyv1alpha1.PoolHitReason, LastTransitionTime: metav1.NewTime(now.Add(-3 * time.Second))})
+		}, pooledMarksDelay - 3*time.Second},
+		{"quiet wait for a new namespace ends", func(s *claimScope) { s.quietUntil = now.Add(7 * time.Second); s.expiresAt = now.Add(time.Hour) }, 7 * time.Second},
+		{"quiet wait over", func(s *claimScope) { s.quietUntil = now.Add(-time.Second); s.expiresAt = now.Add(time.Hour) }, time.Hour},
+		{"Ready claim waits for the fence check", func(s *claimScope) { s.fencePending = true; s.expiresAt = now.Add(time.Hour) }, fencePendingPoll},
+		{"fence pending", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.PendingReason} }, fencePendingPoll},
+		{"fence not intact", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason} }, fencePoll},
+		{"other refusal", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason} }, refusalPoll},
+		{"refusal but renewal sooner", func(s *claimScope) {
+			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason}
+			s.renewAt = now.Add(10 * time.Second)
+		}, 10 * time.Second},
+		{"failed self-test backs off", func(s *claimScope) {
+			s.selfTest = &selftest.Result{Excess: []selftest.Failure{{Grant: "x"}}}
+			s.selfTestBackoff = 40 * time.Second
+		}, 40 * time.Second},
+		{"failed self-test never faster than the retry", func(s *claimScope) {
+			s.selfTest = &selftest.Result{Missing: []selftest.Failure{{Grant: "x"}}}
+		}, selftest.RetryDelay},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &claimScope{claim: &tenancyv1alpha1.NamespaceClaim{}, now: now}
+			tc.facts(s)
+			if got := s.requeueAfter(); got != tc.want {
+				t.Fatalf("requeueAfter() = %s, want %s", got, tc.want)
 			}
 		})
 	}

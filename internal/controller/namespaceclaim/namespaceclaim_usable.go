@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/usable"
 )
 
@@ -38,7 +39,7 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 		return err
 	}
 	if s.unusable != "" && s.namespace != nil {
-		s.quietUntil = quietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time, quiet)
+		s.quietUntil = claimstatus.QuietUntil(&s.claim.Status, s.namespace.CreationTimestamp.Time, quiet)
 	}
 	return nil
 }
@@ -48,7 +49,7 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 // s.unusablePoll whether no watch reports the change it waits for. A claim Ready for its generation in
 // a reconcile that changed nothing asks nothing (the namespace was usable and nothing was replaced).
 func (r *NamespaceClaimReconciler) checkUsable(ctx context.Context, s *claimScope) error {
-	if s.repaired == 0 && readyFor(s.claim) {
+	if s.repaired == 0 && claimstatus.ReadyFor(s.claim) {
 		return nil
 	}
 	pending, poll, err := r.usable().Pending(ctx, s.desired.Namespace.Name, s.desired.ResourceQuota)

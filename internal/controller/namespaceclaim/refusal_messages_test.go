@@ -46,7 +46,7 @@ func TestRefusalMessagesNameAnAction(t *testing.T) {
 			[]string{"Delete this claim and create a new one with another spec.namespaceName", "cannot be changed"}, []string{"theirs", "other/"}},
 		{"namespace not made by nsclaim", foreignNamespaceRefusal(foreign), tenancyv1alpha1.NamespaceConflictReason,
 			[]string{"Delete this claim and create a new one", "another spec.namespaceName", "cannot be changed", "cluster admin"}, nil},
-		{"credentials Secret not ours", secretConflict(claim, "pr-1-kubeconfig"), tenancyv1alpha1.SecretConflictReason,
+		{"credentials Secret not ours", claimpolicy.SecretConflict(claim.Namespace, "pr-1-kubeconfig"), tenancyv1alpha1.SecretConflictReason,
 			[]string{"Secret ci/pr-1-kubeconfig", "Delete that Secret", "create a new one with another spec.credentialsSecretName", "cannot be changed"}, nil},
 	}
 	for _, tc := range cases {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package access
 
 import (
 	"testing"
@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 )
 
@@ -56,23 +58,23 @@ func TestScheduleAndKeepToken(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &claimScope{claim: &tenancyv1alpha1.NamespaceClaim{}, now: now, class: class, tokenOnce: tc.once}
-			d := s.scheduleToken(tc.rec, "sa")
+			s := &Claim{Claim: &tenancyv1alpha1.NamespaceClaim{}, Now: now, Class: class, TokenOnce: tc.once, Found: &claimstatus.Fields{}}
+			d := credentials.ScheduleBy(s.TokenOnce, s.Now, tc.rec, "sa", claimpolicy.RenewBefore(s.Class))
 			if d.Issue != tc.issue || !d.RenewAt.Equal(tc.renewAt) {
 				t.Fatalf("got %+v, want issue %v renewAt %v", d, tc.issue, tc.renewAt)
 			}
 			if d.Issue {
 				return
 			}
-			s.renewAt = now.Add(time.Minute) // a kept token overrides whatever was there
+			s.RenewAt = now.Add(time.Minute) // a kept token overrides whatever was there
 			keepToken(s, "creds", tc.rec, d)
-			applyFacts(&s.found, &s.claim.Status, s.now)
-			st := s.claim.Status
+			claimstatus.Apply(s.Found, &s.Claim.Status, s.Now)
+			st := s.Claim.Status
 			if st.CredentialsSecretName != "creds" || !st.TokenExpiresAt.Time.Equal(tc.rec.ExpiresAt) || st.TokenServiceAccountUID != "sa" {
 				t.Fatalf("status records %q %v %q", st.CredentialsSecretName, st.TokenExpiresAt, st.TokenServiceAccountUID)
 			}
-			if !s.renewAt.Equal(tc.renewAt) {
-				t.Fatalf("renewAt %v, want %v", s.renewAt, tc.renewAt)
+			if !s.RenewAt.Equal(tc.renewAt) {
+				t.Fatalf("renewAt %v, want %v", s.RenewAt, tc.renewAt)
 			}
 		})
 	}

@@ -14,12 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package access
 
 import (
 	"context"
 	"time"
 
+	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials/tokensecret"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
@@ -35,9 +36,9 @@ const selfTestTokenTTL = 10 * time.Minute
 // planCredentials minted when one is due (new claim, renewal, lost Secret), so the very token handed
 // out is the one proven; otherwise (repaired objects of a Ready claim, a new generation) with a
 // short-lived token minted for it alone.
-func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *claimScope, plan *credentialsPlan) error {
-	if s.repaired == 0 && readyFor(s.claim) && plan.token == nil {
-		s.selfTestSkipped = true
+func (r *Phase) reconcileSelfTest(ctx context.Context, s *Claim, plan *credentialsPlan) error {
+	if s.Repaired == 0 && claimstatus.ReadyFor(s.Claim) && plan.token == nil {
+		s.SelfTestSkipped = true
 		return nil
 	}
 	token := plan.token
@@ -51,7 +52,7 @@ func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *cla
 	}
 	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
 	defer cancel()
-	res, err := r.tester.Token(ctx, selfTestSubject(s), token.Value)
+	res, err := r.Tester.Token(ctx, selfTestSubject(s), token.Value)
 	if err != nil {
 		return err
 	}
@@ -62,16 +63,16 @@ func (r *NamespaceClaimReconciler) reconcileSelfTest(ctx context.Context, s *cla
 // reconcileCreatorSelfTest is the self-test of the creator's identity (selftest.Tester.Creator). It is
 // skipped when the claim is Ready for its current generation and nothing was created or changed in
 // this reconcile.
-func (r *NamespaceClaimReconciler) reconcileCreatorSelfTest(ctx context.Context, s *claimScope) error {
-	if s.repaired == 0 && readyFor(s.claim) && creatorBound(s) {
-		s.selfTestSkipped = true
+func (r *Phase) reconcileCreatorSelfTest(ctx context.Context, s *Claim) error {
+	if s.Repaired == 0 && claimstatus.ReadyFor(s.Claim) && s.CreatorBoundBefore {
+		s.SelfTestSkipped = true
 		return nil
 	}
-	creator := s.claim.Spec.Creator
+	creator := s.Claim.Spec.Creator
 	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
 	defer cancel()
 	id := selftest.Identity{User: creator.Username, Groups: creator.Groups, UID: creator.UID, Extra: creator.Extra}
-	res, err := r.tester.Creator(ctx, selfTestSubject(s), id)
+	res, err := r.Tester.Creator(ctx, selfTestSubject(s), id)
 	if err != nil {
 		return err
 	}
@@ -80,42 +81,28 @@ func (r *NamespaceClaimReconciler) reconcileCreatorSelfTest(ctx context.Context,
 }
 
 // selfTestSubject is the claim's identity under test, as its desired objects describe it.
-func selfTestSubject(s *claimScope) selftest.Subject {
-	return selftest.Subject{Desired: &s.desired, Requester: s.claim.Namespace}
+func selfTestSubject(s *Claim) selftest.Subject {
+	return selftest.Subject{Desired: s.Desired, Requester: s.Claim.Namespace}
 }
 
 // recordSelfTest records the self-test's result in the scope. A failure that is not waiting for new
 // RoleBindings (an excess, or a missing permission when nothing was just created or changed) counts
 // towards the claim's retry backoff; a pass clears it.
-func (r *NamespaceClaimReconciler) recordSelfTest(s *claimScope, res selftest.Result) {
-	s.selfTest = &res
-	if len(res.Excess) > 0 || (len(res.Missing) > 0 && s.repaired == 0) {
-		monitoring.SelfTestFailed(s.class.Name)
-		s.selfTestBackoff = r.selfTestRetryAfter(s)
+func (r *Phase) recordSelfTest(s *Claim, res selftest.Result) {
+	s.SelfTest = &res
+	if len(res.Excess) > 0 || (len(res.Missing) > 0 && s.Repaired == 0) {
+		monitoring.SelfTestFailed(s.Class.Name)
+		s.SelfTestBackoff = r.selfTestRetryAfter(s)
 	} else if res.OK() {
-		r.mem.selfTestFailures.Delete(s.claim.UID)
+		r.Memory.SelfTestPassed(s.Claim.UID)
 	}
 }
 
-// selfTestBackoffState is a claim's run of failed self-tests: how many, and when the next retry is due.
-type selfTestBackoffState struct {
-	failures int
-	next     time.Time
-}
-
-// selfTestRetryAfter records a failed self-test of the claim and returns the wait before the next one.
-// A failure before the scheduled retry (a reconcile caused by some event) keeps the schedule, so the
-// backoff grows with retries, not with events.
-func (r *NamespaceClaimReconciler) selfTestRetryAfter(s *claimScope) time.Duration {
-	st := selfTestBackoffState{}
-	if v, ok := r.mem.selfTestFailures.Load(s.claim.UID); ok {
-		st = v.(selfTestBackoffState)
-		if s.now.Before(st.next) {
-			return st.next.Sub(s.now)
-		}
-	}
-	st.failures++
-	st.next = s.now.Add(selfTestDelay(st.failures))
-	r.mem.selfTestFailures.Store(s.claim.UID, st)
-	return st.next.Sub(s.now)
+// selfTestRetryAfter records a failed self-test of the claim and returns the wait before the next one
+// (selftest.Backoff).
+func (r *Phase) selfTestRetryAfter(s *Claim) time.Duration {
+	b, _ := r.Memory.SelfTestBackoff(s.Claim.UID)
+	b, wait := b.Failed(s.Now)
+	r.Memory.SelfTestFailed(s.Claim.UID, b)
+	return wait
 }

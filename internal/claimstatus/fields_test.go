@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package claimstatus
 
 import (
 	"testing"
@@ -26,9 +26,9 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
 
-// TestApplyFacts: a field the phases found is written, one they did not find keeps what the status
+// TestApply: a field the phases found is written, one they did not find keeps what the status
 // had, a found zero value ("" or nil) clears the field, and issued tokens are recorded newest first.
-func TestApplyFacts(t *testing.T) {
+func TestApply(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *metav1.Time { mt := metav1.NewTime(now.Add(d)); return &mt }
 	read := func() tenancyv1alpha1.NamespaceClaimStatus {
@@ -41,46 +41,46 @@ func TestApplyFacts(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		facts func(f *statusFacts)
+		facts func(f *Fields)
 		want  func(st *tenancyv1alpha1.NamespaceClaimStatus)
 	}{
-		{name: "nothing found keeps every field", facts: func(*statusFacts) {}, want: func(*tenancyv1alpha1.NamespaceClaimStatus) {}},
+		{name: "nothing found keeps every field", facts: func(*Fields) {}, want: func(*tenancyv1alpha1.NamespaceClaimStatus) {}},
 		{name: "class, namespace and expiry found",
-			facts: func(f *statusFacts) {
-				f.className.set("build")
-				f.namespace.set("build-pr-1")
-				f.expiresAt.set(at(2 * time.Hour))
+			facts: func(f *Fields) {
+				f.ClassName.Set("build")
+				f.Namespace.Set("build-pr-1")
+				f.ExpiresAt.Set(at(2 * time.Hour))
 			},
 			want: func(st *tenancyv1alpha1.NamespaceClaimStatus) {
 				st.ClassName, st.Namespace, st.ExpiresAt = "build", "build-pr-1", at(2*time.Hour)
 			}},
 		{name: "an expiry stops the activity",
-			facts: func(f *statusFacts) { f.podsActive.set(false); f.idleExpiresAt.set(nil) },
+			facts: func(f *Fields) { f.PodsActive.Set(false); f.IdleExpiresAt.Set(nil) },
 			want:  func(st *tenancyv1alpha1.NamespaceClaimStatus) { st.PodsActive, st.IdleExpiresAt = false, nil }},
 		{name: "the creator is unbound",
-			facts: func(f *statusFacts) { f.boundUser.set("") },
+			facts: func(f *Fields) { f.BoundUser.Set("") },
 			want:  func(st *tenancyv1alpha1.NamespaceClaimStatus) { st.BoundUser = "" }},
 		{name: "a token is issued and recorded",
-			facts: func(f *statusFacts) {
-				f.recordToken("pr-1", now.Add(time.Hour), "sa-2")
-				f.issued = append(f.issued, issuedToken{id: "new", expires: now.Add(time.Hour)})
+			facts: func(f *Fields) {
+				f.RecordToken("pr-1", now.Add(time.Hour), "sa-2")
+				f.Issued = append(f.Issued, IssuedToken{ID: "new", Expires: now.Add(time.Hour)})
 			},
 			want: func(st *tenancyv1alpha1.NamespaceClaimStatus) {
 				st.TokenExpiresAt, st.TokenServiceAccountUID = at(time.Hour), "sa-2"
 				st.IssuedTokens = append([]tenancyv1alpha1.IssuedToken{{CredentialID: "new", IssuedAt: metav1.NewTime(now), ExpiresAt: *at(time.Hour)}}, st.IssuedTokens...)
 			}},
 		{name: "the token is deleted",
-			facts: func(f *statusFacts) { f.clearToken() },
+			facts: func(f *Fields) { f.ClearToken() },
 			want: func(st *tenancyv1alpha1.NamespaceClaimStatus) {
 				st.CredentialsSecretName, st.TokenExpiresAt, st.TokenServiceAccountUID = "", nil, ""
 			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var f statusFacts
+			var f Fields
 			tt.facts(&f)
 			got, want := read(), read()
-			applyFacts(&f, &got, now)
+			Apply(&f, &got, now)
 			tt.want(&want)
 			if !equality.Semantic.DeepEqual(got, want) {
 				t.Fatalf("status\n got %+v\nwant %+v", got, want)

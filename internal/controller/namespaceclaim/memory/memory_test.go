@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package memory
 
 import (
 	"testing"
@@ -32,29 +32,29 @@ import (
 // keeps no copy of its status in memory.
 func TestWrittenStatusLivesUntilTheCacheHoldsTheWrite(t *testing.T) {
 	g := NewWithT(t)
-	r := &NamespaceClaimReconciler{}
+	m := &Memory{}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ci", Name: "c"}}
 	written := tenancyv1alpha1.NamespaceClaimStatus{Namespace: "team-a"}
-	r.mem.written.Store(req.NamespacedName, writtenStatus{uid: "uid-1", resourceVersion: "7", status: written.DeepCopy()})
-	stored := func() bool { _, ok := r.mem.written.Load(req.NamespacedName); return ok }
+	m.written.Store(req.NamespacedName, writtenStatus{uid: "uid-1", resourceVersion: "7", status: written.DeepCopy()})
+	stored := func() bool { _, ok := m.written.Load(req.NamespacedName); return ok }
 	cached := func(uid types.UID, rv string) *tenancyv1alpha1.NamespaceClaim {
 		return &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ci", UID: uid, ResourceVersion: rv}}
 	}
 
 	stale := cached("uid-1", "6")
-	r.mem.overlay(req.NamespacedName, stale)
+	m.Overlay(req.NamespacedName, stale)
 	g.Expect(stale.Status).To(Equal(written), "a copy older than the write gets the written status")
 	g.Expect(stored()).To(BeTrue(), "kept while the cache lags")
 
 	caughtUp := cached("uid-1", "7")
 	caughtUp.Status = written
-	r.mem.overlay(req.NamespacedName, caughtUp)
+	m.Overlay(req.NamespacedName, caughtUp)
 	g.Expect(caughtUp.Status).To(Equal(written))
 	g.Expect(stored()).To(BeFalse(), "forgotten once the cache holds the write")
 
-	r.mem.written.Store(req.NamespacedName, writtenStatus{uid: "uid-1", resourceVersion: "7", status: written.DeepCopy()})
+	m.written.Store(req.NamespacedName, writtenStatus{uid: "uid-1", resourceVersion: "7", status: written.DeepCopy()})
 	other := cached("uid-2", "9")
-	r.mem.overlay(req.NamespacedName, other)
+	m.Overlay(req.NamespacedName, other)
 	g.Expect(other.Status).To(Equal(tenancyv1alpha1.NamespaceClaimStatus{}), "another claim of the same name keeps its own status")
 	g.Expect(stored()).To(BeFalse())
 }

@@ -14,12 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package claimstatus
 
 import (
-	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -64,23 +62,9 @@ func TestPhaseOf(t *testing.T) {
 			if tc.asleep {
 				c.Status.Sleep = &tenancyv1alpha1.SleepStatus{Since: now}
 			}
-			if got := phaseOf(c); got != tc.want {
-				t.Errorf("phaseOf = %s, want %s", got, tc.want)
+			if got := PhaseOf(c); got != tc.want {
+				t.Errorf("PhaseOf = %s, want %s", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestExpiredMessage(t *testing.T) {
-	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	claim := &tenancyv1alpha1.NamespaceClaim{Status: tenancyv1alpha1.NamespaceClaimStatus{
-		LastActivity: &metav1.Time{Time: at}, IdleExpiresAt: &metav1.Time{Time: at.Add(time.Hour)}}}
-	reason, msg := expiredMessage(&claimScope{claim: claim, expiresAt: at.Add(24 * time.Hour)})
-	if reason != tenancyv1alpha1.ExpiredReason || !strings.Contains(msg, "TTL ended at 2026-11-27T10:00:00Z") {
-		t.Errorf("hard TTL: %s %q", reason, msg)
-	}
-	reason, msg = expiredMessage(&claimScope{claim: claim, expiresAt: at.Add(24 * time.Hour), idleExpired: true})
-	if reason != tenancyv1alpha1.IdleExpiredReason || !strings.Contains(msg, "idle (no Pod Pending or Running, no heartbeat) from 2026-11-26T10:00:00Z until its idle TTL ended at 2026-11-26T11:00:00Z") {
-		t.Errorf("idle TTL: %s %q", reason, msg)
 	}
 }

@@ -14,29 +14,32 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+// Package memory is what the claim reconciler remembers from one reconcile to the next (Memory).
+package memory
 
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
 
-// memory is everything the claim reconciler remembers from one reconcile to the next: the hidden
+// Memory is everything the claim reconciler remembers from one reconcile to the next: the hidden
 // inputs of a reconcile besides the claim, its class and what the API server and the caches hold.
 // It lives in this process only: a restart, or another replica taking the lead, starts with none,
 // and every entry is such that starting without it costs a request or a write, never a wrong
-// decision. Each entry is kept per claim and forgotten when the claim is deleted (forget), or
+// decision. Each entry is kept per claim and forgotten when the claim is deleted (Forget), or
 // earlier as its field says. (The quiet window, the other input a reader does not see in the claim,
-// is no memory: quietUntil derives it from the claim's status and its namespace's creation.)
-type memory struct {
+// is no memory: claimstatus.QuietUntil derives it from the claim's status and its namespace's creation.)
+type Memory struct {
 	// written is, per claim key, the status this process last wrote (writtenStatus). Why: a reconcile
 	// whose cached copy lags that write would otherwise re-issue credentials, re-run the self-test and
-	// emit transitions again (overlay). Forgotten as soon as the cache holds the write (the cached
+	// emit transitions again (Overlay). Forgotten as soon as the cache holds the write (the cached
 	// claim's resourceVersion is the write's), when the key names another claim (another UID), or when
 	// the claim is gone; a reconcile that writes nothing stores none, so a settled claim costs no copy
 	// of its status (10,000 of them were ~8 MB of live heap; docs/benchmarks-history.md, issue 30).
@@ -56,7 +59,7 @@ type memory struct {
 	// restart) counts as checked at a random moment of the last interval, so a restart issues no burst
 	// of probes. Forgotten when the claim is deleted.
 	credentialsChecked sync.Map
-	// selfTestFailures is, per claim UID, its run of failed self-tests (selfTestBackoffState). Why: the
+	// selfTestFailures is, per claim UID, its run of failed self-tests (selftest.Backoff). Why: the
 	// retry backoff of a self-test that needs a person to change RBAC. Forgotten when a self-test passes
 	// or the claim is deleted; a restart retries at once.
 	selfTestFailures sync.Map
@@ -73,10 +76,10 @@ type writtenStatus struct {
 	status          *tenancyv1alpha1.NamespaceClaimStatus
 }
 
-// overlay replaces the status of a cached claim with the one this process last wrote for it, when the
+// Overlay replaces the status of a cached claim with the one this process last wrote for it, when the
 // cache has not caught up with that write yet (same claim UID, different status), and forgets the
 // write once the cache holds it or key names another claim.
-func (m *memory) overlay(key types.NamespacedName, claim *tenancyv1alpha1.NamespaceClaim) {
+func (m *Memory) Overlay(key types.NamespacedName, claim *tenancyv1alpha1.NamespaceClaim) {
 	v, ok := m.written.Load(key)
 	if !ok {
 		return
@@ -91,28 +94,28 @@ func (m *memory) overlay(key types.NamespacedName, claim *tenancyv1alpha1.Namesp
 	}
 }
 
-// wrote remembers the status of claim as the API server just took it (claim carries the
+// Wrote remembers the status of claim as the API server just took it (claim carries the
 // resourceVersion the write returned).
-func (m *memory) wrote(key types.NamespacedName, claim *tenancyv1alpha1.NamespaceClaim) {
+func (m *Memory) Wrote(key types.NamespacedName, claim *tenancyv1alpha1.NamespaceClaim) {
 	m.written.Store(key, writtenStatus{uid: claim.UID, resourceVersion: claim.ResourceVersion, status: claim.Status.DeepCopy()})
 }
 
-// gone forgets the status written for the claim of key, which no longer exists.
-func (m *memory) gone(key types.NamespacedName) { m.written.Delete(key) }
+// Gone forgets the status written for the claim of key, which no longer exists.
+func (m *Memory) Gone(key types.NamespacedName) { m.written.Delete(key) }
 
-// forget drops everything remembered of the claim with UID uid, which is being deleted.
-func (m *memory) forget(uid types.UID) {
+// Forget drops everything remembered of the claim with UID uid, which is being deleted.
+func (m *Memory) Forget(uid types.UID) {
 	m.credentialsChecked.Delete(uid)
 	m.provisioned.Delete(uid)
 	m.selfTestFailures.Delete(uid)
 	m.given.Delete(uid)
 }
 
-// give remembers that this process gave the claim with UID uid namespace name.
-func (m *memory) give(uid types.UID, name string) { m.given.Store(uid, name) }
+// Give remembers that this process gave the claim with UID uid namespace name.
+func (m *Memory) Give(uid types.UID, name string) { m.given.Store(uid, name) }
 
-// givenTo returns the namespace this process gave the claim with UID uid, if it remembers one.
-func (m *memory) givenTo(uid types.UID) (string, bool) {
+// GivenTo returns the namespace this process gave the claim with UID uid, if it remembers one.
+func (m *Memory) GivenTo(uid types.UID) (string, bool) {
 	v, ok := m.given.Load(uid)
 	if !ok {
 		return "", false
@@ -120,20 +123,44 @@ func (m *memory) givenTo(uid types.UID) (string, bool) {
 	return v.(string), true
 }
 
-// recorded forgets the namespace given to the claim with UID uid: its status records it now.
-func (m *memory) recorded(uid types.UID) { m.given.Delete(uid) }
+// Recorded forgets the namespace given to the claim with UID uid: its status records it now.
+func (m *Memory) Recorded(uid types.UID) { m.given.Delete(uid) }
 
-// firstReady reports whether this is the first Ready of the claim with UID uid this process observes.
-func (m *memory) firstReady(uid types.UID) bool {
+// FirstReady reports whether this is the first Ready of the claim with UID uid this process observes.
+func (m *Memory) FirstReady(uid types.UID) bool {
 	_, seen := m.provisioned.LoadOrStore(uid, struct{}{})
 	return !seen
 }
 
-// enter counts a reconcile in; the function it returns counts it out.
-func (m *memory) enter() func() {
+// Enter counts a reconcile in; the function it returns counts it out.
+func (m *Memory) Enter() func() {
 	m.inFlight.Add(1)
 	return func() { m.inFlight.Add(-1) }
 }
 
-// busy reports whether reconciles are running now.
-func (m *memory) busy() bool { return m.inFlight.Load() > 0 }
+// Busy reports whether reconciles are running now.
+func (m *Memory) Busy() bool { return m.inFlight.Load() > 0 }
+
+// CheckedAt returns when the credentials Secret of the claim with UID uid was last checked, if this
+// process remembers it.
+func (m *Memory) CheckedAt(uid types.UID) (time.Time, bool) {
+	v, ok := m.credentialsChecked.Load(uid)
+	at, _ := v.(time.Time)
+	return at, ok
+}
+
+// Checked remembers that the credentials Secret of the claim with UID uid was checked at.
+func (m *Memory) Checked(uid types.UID, at time.Time) { m.credentialsChecked.Store(uid, at) }
+
+// SelfTestBackoff returns the run of failed self-tests of the claim with UID uid, if there is one.
+func (m *Memory) SelfTestBackoff(uid types.UID) (selftest.Backoff, bool) {
+	v, ok := m.selfTestFailures.Load(uid)
+	b, _ := v.(selftest.Backoff)
+	return b, ok
+}
+
+// SelfTestFailed remembers the run of failed self-tests of the claim with UID uid.
+func (m *Memory) SelfTestFailed(uid types.UID, b selftest.Backoff) { m.selfTestFailures.Store(uid, b) }
+
+// SelfTestPassed forgets the run of failed self-tests of the claim with UID uid: its self-test passed.
+func (m *Memory) SelfTestPassed(uid types.UID) { m.selfTestFailures.Delete(uid) }
