@@ -265,8 +265,8 @@ docker-push: ## Push docker image with the manager.
 
 # The manifests a release publishes: install.yaml (config/release: CRDs, RBAC, the Deployment with IMG;
 # no fence), fence.yaml (config/fence/validating; Kubernetes 1.30+), fence-keyless.yaml
-# (config/fence/keyless; 1.36+) and monitoring.yaml (config/monitoring: ServiceMonitor, PrometheusRule,
-# the Grafana dashboard's ConfigMap). build-installer and release-dir render them with the same command
+# (config/fence/keyless; 1.36+) and monitoring.yaml (config/monitoring: ServiceMonitor, PrometheusRule).
+# build-installer and release-dir render them with the same command
 # (hack/release-manifests.sh) into the same directory, RELEASE_DIR: one install.yaml.
 RELEASE_DIR ?= $(CURDIR)/dist/release-v$(VERSION)
 .PHONY: release-manifests

@@ -5,7 +5,7 @@
 #
 #   install.yaml, fence.yaml, fence-keyless.yaml, monitoring.yaml   hack/release-manifests.sh (the
 #                  same command and file as make build-installer; the Deployment's image is IMG)
-#   nsclaim-dashboard.json     config/grafana's Grafana dashboard (also in monitoring.yaml as a ConfigMap)
+#   nsclaim-dashboard.json     config/grafana's Grafana dashboard (to import, or as config/grafana's ConfigMap)
 #   kubectl-nsclaim_<os>_<arch>.tar.gz, kubectl-nsclaim_checksums.txt, nsclaim.yaml (krew manifest)
 #                  hack/plugin-dist.sh, for PLUGIN_PLATFORMS
 #   manager-image.oci.tar      IMG as an OCI image index: linux/amd64 and linux/arm64, cross-compiled
