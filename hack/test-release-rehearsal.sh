@@ -17,7 +17,10 @@
 #        the GitLab component's claim and release jobs (download-base likewise) download the plugin
 #        from the served release, verify its checksum, claim and release;
 #     5. the README's uninstall (the block between its uninstall markers), then no operator object is
-#        left: no CRD, ClusterRole, ClusterRoleBinding, admission policy or namespace of nsclaim.
+#        left: no CRD, ClusterRole, ClusterRoleBinding, admission policy or namespace of nsclaim;
+#     6. from a checkout: a fresh clone of HEAD runs `make deploy IMG=<the manager image in the node's
+#        registry>` (it builds the kubectl it runs), the manager runs as a Pod, `make undeploy` removes
+#        it (REHEARSAL_DEPLOY_FROM_CLONE=0 skips this; it reads the repository, not the release).
 # Its log names every artefact it consumed and from which URL or registry reference. Node
 # infrastructure that is no release artefact (the pause image, kubectl, the node's binaries) comes from
 # this checkout, as for test-node.
@@ -162,6 +165,7 @@ main() {
   say "README uninstall (R=$URL): $(tr '\n' ';' <<<"$uninstall")"
   user_shell "$uninstall"
   leftovers
+  if [[ ${REHEARSAL_DEPLOY_FROM_CLONE:-1} == 1 ]]; then deploy_from_clone "$ref"; fi
   say "PASS: release v$VERSION rehearsed from $URL and $REGISTRY"
 }
 
@@ -248,6 +252,22 @@ EOF
   [[ -n $ns ]] || { say "the GitLab claim job wrote no namespace"; return 1; }
   if kc get namespace "$ns" >/dev/null 2>&1; then say "the GitLab release job left namespace $ns"; return 1; fi
   say "GitLab component: claimed $ns, the release job deleted it"
+}
+
+# deploy_from_clone REF: a fresh clone of HEAD (empty ./bin: make builds the kubectl, kustomize and
+# controller-gen it runs) deploys with `make deploy IMG=<the image in the node's registry>`; the manager
+# runs as a Pod; `make undeploy` removes it.
+deploy_from_clone() {
+  local img=$REGISTRY/${1#ghcr.io/} clone=$WORK/clone
+  git clone -q --no-local "$REPO_ROOT" "$clone"
+  say "make deploy IMG=$img in a fresh clone of $(git -C "$clone" rev-parse --short HEAD) (empty ./bin)"
+  env KUBECONFIG="$STATE/kubeconfig" KUBECACHEDIR="$STATE/kubecache" make -C "$clone" deploy IMG="$img" >"$WORK/deploy.log" 2>&1 ||
+    { tail -20 "$WORK/deploy.log" >&2; return 1; }
+  kc -n "$NS" rollout status "deployment/$DEPLOY" --timeout=180s >/dev/null
+  say "make deploy: the manager Pod runs $(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].status.containerStatuses[0].image} ({.items[0].status.containerStatuses[0].imageID})'), with the kubectl make built ($(ls "$clone"/bin/k8s/*/kubectl))"
+  env KUBECONFIG="$STATE/kubeconfig" KUBECACHEDIR="$STATE/kubecache" make -C "$clone" undeploy >>"$WORK/deploy.log" 2>&1 ||
+    { tail -20 "$WORK/deploy.log" >&2; return 1; }
+  leftovers
 }
 
 # leftovers fails if any object of nsclaim is left after the uninstall.
