@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-node-olm ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, and its install and upgrade there by operator-sdk run bundle and an OLM catalog.
+test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-node-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, and its install and upgrade there by operator-sdk run bundle and an OLM catalog, then the release directory installed as a user downloads it (test-release-rehearsal).
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
@@ -168,7 +168,7 @@ OLM_E2E_NAMESPACE ?= nsclaim-operator-system
 test-e2e-olm: setup-test-e2e operator-sdk kustomize ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
-	@# The bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
+	@# PREVIOUS_VERSION's bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
 	@# Prometheus Operator; test/olm/monitoring-crds.yaml are stand-ins, as in test-olm).
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) apply --server-side -f test/olm/monitoring-crds.yaml
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) create namespace $(OLM_E2E_NAMESPACE)
@@ -263,12 +263,12 @@ docker-build: ## Build docker image with the manager.
 docker-push: ## Push docker image with the manager.
 	$(CONTAINER_TOOL) push ${IMG}
 
-.PHONY: build-installer
-# The manifests a release publishes (.github/workflows/release.yaml attaches them to the GitHub release):
-# install.yaml (config/release: CRDs, RBAC, the Deployment with IMG; no fence), fence.yaml
-# (config/fence/validating; Kubernetes 1.30+), fence-keyless.yaml (config/fence/keyless; 1.36+) and
-# monitoring.yaml (config/monitoring: ServiceMonitor, PrometheusRule).
-RELEASE_DIR ?= $(CURDIR)/tmp/release-v$(VERSION)
+# The manifests a release publishes: install.yaml (config/release: CRDs, RBAC, the Deployment with IMG;
+# no fence), fence.yaml (config/fence/validating; Kubernetes 1.30+), fence-keyless.yaml
+# (config/fence/keyless; 1.36+) and monitoring.yaml (config/monitoring: ServiceMonitor, PrometheusRule).
+# build-installer and release-dir render them with the same command
+# (hack/release-manifests.sh) into the same directory, RELEASE_DIR: one install.yaml.
+RELEASE_DIR ?= $(CURDIR)/dist/release-v$(VERSION)
 .PHONY: release-manifests
 release-manifests: manifests kustomize ## Render the release's install.yaml, fence.yaml, fence-keyless.yaml and monitoring.yaml into RELEASE_DIR.
 	mkdir -p $(RELEASE_DIR)
@@ -276,10 +276,26 @@ release-manifests: manifests kustomize ## Render the release's install.yaml, fen
 	KUSTOMIZE=$(KUSTOMIZE) hack/release-manifests.sh $(RELEASE_DIR)
 	@echo "release manifests of v$(VERSION) (image $(IMG)) in $(RELEASE_DIR)"
 
-build-installer: manifests generate kustomize ## Generate a consolidated YAML with CRDs and deployment.
-	mkdir -p dist
-	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
-	$(KUSTOMIZE) build config/default > dist/install.yaml
+.PHONY: build-installer
+build-installer: release-manifests ## Render the release's install.yaml (and its fence.yaml, fence-keyless.yaml, monitoring.yaml) into RELEASE_DIR, as make release-dir does.
+	@echo "installer: $(RELEASE_DIR)/install.yaml"
+
+# release-dir builds everything a release page and a registry hold into RELEASE_DIR (hack/release-dir.sh
+# lists it): the manifests, the dashboard, the plugin's archives, checksums and krew manifest, and the
+# manager (linux/amd64 and linux/arm64), bundle and catalog images as OCI image layout tarballs. The
+# release workflow publishes exactly this directory; make test-release-rehearsal consumes only it.
+.PHONY: release-dir
+release-dir: manifests kustomize operator-sdk opm controller-gen ## Build the whole release of VERSION (manifests, dashboard, plugin archives, manager/bundle/catalog images) into RELEASE_DIR.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) \
+		PLUGIN_PLATFORMS="$(PLUGIN_PLATFORMS)" KUSTOMIZE=$(KUSTOMIZE) OPM=$(OPM) TOOLS_BIN=$(LOCALBIN) \
+		IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) hack/release-dir.sh $(RELEASE_DIR)
+
+# test-release-rehearsal installs the release as a user downloads it, from RELEASE_DIR alone: files
+# from an HTTP server on loopback, images from the local node's registry (hack/test-release-rehearsal.sh).
+.PHONY: test-release-rehearsal
+test-release-rehearsal: release-dir control-plane node kustomize ## Rehearse the release of RELEASE_DIR end to end on a local node: install.yaml and fence.yaml from served URLs, the manager image pulled from a registry, a claim, the plugin downloaded and checksummed, uninstall per the README.
+	VERSION=$(VERSION) IMG=$(IMG) hack/test-release-rehearsal.sh $(RELEASE_DIR)
 
 ##@ Local cluster (etcd, kube-apiserver, kube-controller-manager as processes; no container engine needed)
 
@@ -333,22 +349,23 @@ ifndef ignore-not-found
 endif
 
 .PHONY: install
-install: manifests kustomize ## Install CRDs into the K8s cluster specified in ~/.kube/config.
+install: manifests kustomize kubectl ## Install CRDs into the K8s cluster specified in ~/.kube/config.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply -f -
 
 .PHONY: uninstall
-uninstall: manifests kustomize ## Uninstall CRDs from the K8s cluster specified in ~/.kube/config.
+uninstall: manifests kustomize kubectl ## Uninstall CRDs from the K8s cluster specified in ~/.kube/config.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
+# deploy and undeploy run the kubectl that make control-plane builds (KUBECTL), so a fresh clone has it.
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy controller to the K8s cluster specified in ~/.kube/config (IMG must be an image you pushed unless VERSION is a release).
+deploy: manifests kustomize kubectl ## Deploy controller to the K8s cluster specified in ~/.kube/config (IMG must be an image you pushed unless VERSION is a release).
 	@if [ "$(origin IMG)" = "file" ] && ! hack/releases.sh list | grep -q "^$(VERSION) "; then \
 	  echo "make deploy: $(IMG) is not published (VERSION $(VERSION) is not released yet): build and push your own image and pass IMG=..., or install a release's install.yaml (README)" >&2; exit 1; fi
 	cd config/manager && $(KUSTOMIZE) edit set image controller=${IMG}
 	$(KUSTOMIZE) build config/default | $(KUBECTL) apply -f -
 
 .PHONY: undeploy
-undeploy: kustomize ## Undeploy controller from the K8s cluster specified in ~/.kube/config.
+undeploy: kustomize kubectl ## Undeploy controller from the K8s cluster specified in ~/.kube/config.
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Dependencies
@@ -407,6 +424,11 @@ KWOK ?= $(LOCALBIN)/kwok
 ACTIONLINT ?= $(LOCALBIN)/actionlint
 BUSYBOX ?= $(LOCALBIN)/busybox-$(BUSYBOX_VERSION)/busybox
 OLM_CPB ?= $(LOCALBIN)/cpb
+
+.PHONY: kubectl
+kubectl: ## Build kubectl of KUBE_VERSION from source (once per version), the kubectl deploy and install run (unless KUBECTL names another).
+	@if [ "$(KUBECTL)" = "$(KUBE_BIN)/kubectl" ]; then hack/build-control-plane.sh $(KUBE_BIN) v$(KUBE_VERSION) kubectl; \
+	else command -v "$(KUBECTL)" >/dev/null || { echo "KUBECTL=$(KUBECTL) is not a command" >&2; exit 1; }; fi
 
 .PHONY: control-plane
 control-plane: $(KUBE_BIN)/kube-apiserver ## Build etcd, kube-apiserver, kube-controller-manager and kubectl from source (once per version).
@@ -538,6 +560,8 @@ $(KWOK): $(LOCALBIN)
 .PHONY: bundle
 bundle: manifests kustomize operator-sdk ## Generate bundle manifests and metadata, then validate generated files.
 	$(OPERATOR_SDK) generate kustomize manifests -q --interactive=false
+	@# generate bundle never removes a manifest that config/manifests no longer renders.
+	rm -rf bundle/manifests
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle $(BUNDLE_GEN_FLAGS)
 	@# createdAt changes on every run; drop it so that `make verify` is reproducible.

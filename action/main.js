@@ -43,7 +43,7 @@ function pipelineKubeconfig(dir) {
 async function main() {
   lib.checkInputs(PLUGIN_INPUTS);
   const dir = lib.workDir();
-  const bin = await findPlugin(dir, lib.input('version'));
+  const bin = await findPlugin(dir, lib.input('version'), { base: lib.input('download-base') });
   const kubeconfig = pipelineKubeconfig(dir);
   const common = ['--kubeconfig', kubeconfig];
   if (lib.input('namespace')) common.push('--namespace', lib.input('namespace'));

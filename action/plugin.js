@@ -72,7 +72,9 @@ async function findPlugin(dir, version, opts = {}) {
   if (found) return found;
   const v = version || pinnedVersion();
   const asset = releaseAsset(platform, arch);
-  const base = v === 'latest'
+  // opts.base (the download-base input) replaces the GitHub release's download URL: a mirror, or the
+  // release directory served elsewhere (make test-release-rehearsal serves it on loopback).
+  const base = opts.base ? opts.base.replace(/\/+$/, '') : v === 'latest'
     ? `https://github.com/${REPO}/releases/latest/download`
     : `https://github.com/${REPO}/releases/download/${v}`;
   const [archive, sums] = await Promise.all([download(fetchFn, `${base}/${asset}`, v), download(fetchFn, `${base}/${NAME}_checksums.txt`, v)]);

@@ -5,6 +5,9 @@
 #   manager.tar   $MANAGER_IMAGE (localhost/nsclaim/nsclaim-operator:dev)
 #                 the manager built as the Dockerfile builds it (CGO_ENABLED=0 go build ./cmd), with
 #                 the Dockerfile's ENTRYPOINT ["/manager"] and USER 65532:65532 and nothing else in it
+#   manager-multiarch.tar $MANAGER_IMAGE as an OCI image index of linux/amd64 and linux/arm64 (the
+#                 release's image, hack/release-dir.sh): the manager cross-compiled for each, each
+#                 image as manager.tar's, joined by hack/tools/imagebuild/registry index
 #   httpd.tar     localhost/nsclaim/httpd:dev               a tiny static HTTP server (workload)
 #   pipeline.tar  localhost/nsclaim/pipeline:dev            test/node/pipeline: a CI job as a Pod
 #   coredns.tar   localhost/nsclaim/coredns:<version>       bin/coredns-<version>/coredns
@@ -64,6 +67,17 @@ for i in "${images[@]}"; do
     (cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -o "$out/manager" ./cmd)
     ib -o "$out/manager.tar" -name "$MANAGER_IMAGE" -entrypoint /manager -user 65532:65532 \
       -file /manager="$out/manager"
+    ;;
+  manager-multiarch)
+    CGO_ENABLED=0 go -C "$here/tools/imagebuild" build -o "$out/registry" ./registry
+    parts=()
+    for arch in ${MANAGER_ARCHS:-amd64 arm64}; do
+      (cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -o "$out/manager-$arch" ./cmd)
+      ib -o "$out/manager-$arch.tar" -arch "$arch" -name "$MANAGER_IMAGE" -entrypoint /manager \
+        -user 65532:65532 -file /manager="$out/manager-$arch"
+      parts+=("$out/manager-$arch.tar")
+    done
+    "$out/registry" index "$out/manager-multiarch.tar" "$MANAGER_IMAGE" "${parts[@]}"
     ;;
   httpd)
     gobuild "$here/tools/imagebuild" "$out/httpd" ./httpd

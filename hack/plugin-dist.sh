@@ -6,11 +6,14 @@
 # format `sha256sum -c` reads; the GitHub Action and the GitLab component check downloads against it),
 # and the krew manifest nsclaim.yaml rendered from plugins/krew/nsclaim.yaml.
 # Usage: hack/plugin-dist.sh VERSION DIST PLATFORM... (PLATFORM is os/arch, e.g. linux/amd64)
+# Environment: PLUGIN_DOWNLOAD_BASE, where the krew manifest's uris point (default: the GitHub release
+# of VERSION, https://github.com/nsclaim/nsclaim-operator/releases/download/vVERSION).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VERSION=${1:?usage: $0 VERSION DIST PLATFORM...}
 DIST=$(realpath -m "${2:?usage: $0 VERSION DIST PLATFORM...}")
 shift 2
+BASE=${PLUGIN_DOWNLOAD_BASE:-https://github.com/nsclaim/nsclaim-operator/releases/download/v$VERSION}
 (($# > 0)) || { echo "usage: $0 VERSION DIST PLATFORM..." >&2; exit 2; }
 rm -rf "$DIST" && mkdir -p "$DIST"
 work=$(mktemp -d)
@@ -32,7 +35,7 @@ for p in "$@"; do
   sum=$(sha256sum "$DIST/$archive" | cut -d' ' -f1)
   echo "$sum  $archive" >> "$DIST/kubectl-nsclaim_checksums.txt"
   platforms+="  - selector: {matchLabels: {os: $os, arch: $arch}}
-    uri: https://github.com/nsclaim/nsclaim-operator/releases/download/v$VERSION/$archive
+    uri: ${BASE%/}/$archive
     sha256: $sum
     bin: $bin
 "

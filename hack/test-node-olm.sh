@@ -112,7 +112,8 @@ start_cluster() {
   olm_dir=$(go -C "$REPO_ROOT/hack/tools/olm" list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
   kc apply --server-side -f "$olm_dir/deploy/chart/crds/" >/dev/null
   wait_established "$olm_dir/deploy/chart/crds/"
-  # The bundle carries a ServiceMonitor and a PrometheusRule: their kinds must be served (stand-ins).
+  # PREVIOUS_VERSION's bundle carries a ServiceMonitor and a PrometheusRule: their kinds must be served
+  # (stand-ins); VERSION's bundle carries none (test-olm installs it without them).
   kc apply --server-side -f "$REPO_ROOT/test/olm/monitoring-crds.yaml" >/dev/null
   wait_established "$REPO_ROOT/test/olm/monitoring-crds.yaml"
   kc apply --server-side -f - >/dev/null <<EOF

@@ -61,6 +61,20 @@ for (const [platform, arch, osName, goArch, bin] of [
   });
 }
 
+test('findPlugin downloads from the download base when one is set, checksums verified', async () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'nsclaim-work-'));
+  const dir = release('linux', 'amd64');
+  const fetched = [];
+  const env = { PATH: '/nonexistent/bin' };
+  const got = await findPlugin(work, '', { platform: 'linux', arch: 'x64', env, base: 'http://127.0.0.1:8080/release/', fetch: fakeFetch(dir, fetched) });
+  assert.ok(fs.existsSync(got));
+  assert.deepStrictEqual(fetched.sort(), ['http://127.0.0.1:8080/release/kubectl-nsclaim_checksums.txt', 'http://127.0.0.1:8080/release/kubectl-nsclaim_linux_amd64.tar.gz']);
+  // A mirror serving another archive than its checksums name is refused.
+  fs.writeFileSync(path.join(dir, 'kubectl-nsclaim_checksums.txt'), `${'0'.repeat(64)}  kubectl-nsclaim_linux_amd64.tar.gz\n`);
+  const work2 = fs.mkdtempSync(path.join(os.tmpdir(), 'nsclaim-work-'));
+  await assert.rejects(findPlugin(work2, '', { platform: 'linux', arch: 'x64', env: { PATH: '/nonexistent/bin' }, base: 'http://127.0.0.1:8080/release', fetch: fakeFetch(dir, []) }), /checksum/);
+});
+
 test('the pinned version is the release of this checkout (Makefile VERSION)', () => {
   const mk = fs.readFileSync(path.join(ACTION, '..', 'Makefile'), 'utf8').match(/^VERSION \?= (.+)$/m);
   assert.ok(mk, 'Makefile has no VERSION');

@@ -170,6 +170,8 @@ var otherToolsFlags = map[string]bool{
 	"manifest-url": true,
 	// kubectl create clusterrolebinding, for sleep's rights under OLM (docs/olm.md, the CSV).
 	"clusterrole": true, "serviceaccount": true,
+	// kubectl delete namespaceclaims --all --all-namespaces, the README's uninstall.
+	"all": true,
 	// docs/ also shows kube-apiserver, kubectl, kube-proxy, jq, operator-sdk and kwok flags.
 	"arg": true, "cleanup": true, "field-selector": true, "service-account-max-token-expiration": true,
 	"context": true, "wait-time": true, "debug": true, "prevent-wakeup": true, "authentication-config": true,

@@ -45,6 +45,8 @@ limitations under the License.
 //	NSCLAIM_OLM_KUBECONFIG_SERVER     optional, with CATALOG_ADDRESS: the Subscription's config also sets
 //	                                  NSCLAIM_KUBECONFIG_SERVER to it, and the kubeconfigs handed to the
 //	                                  claims must name it
+//	NSCLAIM_OLM_NO_MONITORING_CRDS    optional: "1" when the Prometheus Operator's CRDs are removed before
+//	                                  the upgrade; TO_CSV must then succeed and run without them
 //	NSCLAIM_OLM_COPIED_CSVS           optional: "disabled" when the OLMConfig "cluster" disables copied
 //	                                  CSVs (hack/test-olm.sh applies it): no tenant namespace may hold a
 //	                                  copy of the operator's CSV; "enabled" when it does not: every tenant
@@ -224,6 +226,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	deploy = in.waitSucceeded(t, in.toCSV)
 	waitGone(t, olmObject(csvGVK, in.ns, in.fromCSV, nil))
 	checkCRDs(t, os.Getenv("NSCLAIM_OLM_TO_BUNDLE"), storedVersions)
+	checkNoMonitoringCRDs(t)
 	in.checkRBAC(t, in.toCSV)
 	in.startManager(t, deploy)
 	in.checkUpgradeable(t, in.toCSV)

@@ -4,7 +4,7 @@
 //
 //	imagebuild -o out.tar -name localhost/nsclaim/manager:v0.4.0 -entrypoint /manager \
 //	    -user 65532:65532 -file /manager=tmp/manager [-file DEST=SRC ...] [-dir /tmp] [-env K=V ...]
-//	    [-link /bin/sh=busybox ...] [-label K=V ...]
+//	    [-link /bin/sh=busybox ...] [-label K=V ...] [-arch arm64]
 //
 // -entrypoint may be left out for an image that only carries files (an operator bundle image).
 // Files are written with mode 0755 (0644 with -file DEST=SRC:0644), owner 0:0 and a fixed time, so the
@@ -47,6 +47,7 @@ func main() {
 	name := flag.String("name", "", "image reference (containerd's image name)")
 	user := flag.String("user", "", "config User, e.g. 65532:65532")
 	workdir := flag.String("workdir", "/", "config WorkingDir")
+	arch := flag.String("arch", "amd64", "the image's architecture (linux/ARCH; the files must be built for it)")
 	flag.Var(&files, "file", "DEST=SRC[:MODE] (octal mode, default 0755); repeatable")
 	flag.Var(&trees, "tree", "DEST=SRCDIR: a directory tree (files 0644, directories 0755); repeatable")
 	flag.Var(&dirs, "dir", "an empty directory (mode 1777 for /tmp, else 0755); repeatable")
@@ -87,7 +88,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	img := imageSpec{user: *user, workdir: *workdir, files: files, dirs: dirs, links: links, labels: labels,
+	img := imageSpec{arch: *arch, user: *user, workdir: *workdir, files: files, dirs: dirs, links: links, labels: labels,
 		env: env, entrypoint: entrypoint, args: args}
 	if err := run(*out, *name, img); err != nil {
 		fmt.Fprintln(os.Stderr, "imagebuild:", err)
@@ -97,7 +98,7 @@ func main() {
 
 // imageSpec is what the flags ask for.
 type imageSpec struct {
-	user, workdir                                     string
+	arch, user, workdir                               string
 	files, dirs, links, labels, env, entrypoint, args list
 }
 
@@ -214,7 +215,7 @@ func run(out, name string, spec imageSpec) error {
 		return err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Created = "linux", "amd64", v1.Time{Time: epoch}
+	cf.OS, cf.Architecture, cf.Created = "linux", spec.arch, v1.Time{Time: epoch}
 	cf.Config.Entrypoint, cf.Config.Cmd, cf.Config.User, cf.Config.WorkingDir = spec.entrypoint, spec.args, spec.user, spec.workdir
 	cf.Config.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, spec.env...)
 	for _, l := range spec.labels {
@@ -231,12 +232,12 @@ func run(out, name string, spec imageSpec) error {
 	if err != nil {
 		return err
 	}
-	return writeLayout(out, name, img)
+	return writeLayout(out, name, spec.arch, img)
 }
 
 // writeLayout writes img as an OCI image layout tarball whose index names it twice: containerd's
 // io.containerd.image.name and the OCI ref.name annotation.
-func writeLayout(out, name string, img v1.Image) error {
+func writeLayout(out, name, arch string, img v1.Image) error {
 	manifest, err := img.RawManifest()
 	if err != nil {
 		return err
@@ -264,7 +265,7 @@ func writeLayout(out, name string, img v1.Image) error {
 			"mediaType": types.OCIManifestSchema1,
 			"digest":    digest.String(),
 			"size":      len(manifest),
-			"platform":  map[string]string{"os": "linux", "architecture": "amd64"},
+			"platform":  map[string]string{"os": "linux", "architecture": arch},
 			"annotations": map[string]string{
 				"io.containerd.image.name":          name,
 				"org.opencontainers.image.ref.name": name,

@@ -3,6 +3,7 @@
 //
 //	registry serve -addr 10.245.0.1:16500 -dir DIR [-tls-cert CRT -tls-key KEY]
 //	registry push TARBALL REF
+//	registry index OUT NAME IN...   (index.go: a multi-platform image from single-platform tarballs)
 //
 // serve runs go-containerregistry's registry (pkg/registry: the distribution API, manifests in
 // memory, blobs on disk under DIR) over plain HTTP. With -tls-cert and -tls-key it also answers TLS on
@@ -10,8 +11,9 @@
 // HTTP. containerd pulls over plain HTTP (its hosts.toml says so); TLS is there for clients that have
 // no plain-HTTP switch (operator-sdk v1.42.2 reads an index image's labels over HTTPS only).
 //
-// push reads an OCI image layout tarball (hack/tools/imagebuild's output: one image in index.json)
-// and writes that image to REF over plain HTTP, as `crane push --insecure` does.
+// push reads an OCI image layout tarball (hack/tools/imagebuild's output: one image in index.json, or
+// index's: one multi-platform image index) and writes that image or index to REF over plain HTTP, as
+// `crane push --insecure` does.
 package main
 
 import (
@@ -50,6 +52,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "push":
 		err = push(os.Args[2:])
+	case "index":
+		err = index(os.Args[2:])
 	default:
 		usage()
 	}
@@ -60,7 +64,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: registry serve -addr HOST:PORT -dir DIR [-tls-cert CRT -tls-key KEY] | registry push TARBALL REF")
+	fmt.Fprintln(os.Stderr, "usage: registry serve -addr HOST:PORT -dir DIR [-tls-cert CRT -tls-key KEY] | registry push TARBALL REF | registry index OUT NAME IN...")
 	os.Exit(2)
 }
 
@@ -202,11 +206,22 @@ func push(args []string) error {
 	if len(manifest.Manifests) != 1 {
 		return fmt.Errorf("%s holds %d images, want 1", tarball, len(manifest.Manifests))
 	}
-	img, err := index.Image(manifest.Manifests[0].Digest)
+	tag, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		return err
 	}
-	tag, err := name.ParseReference(ref, name.Insecure)
+	if manifest.Manifests[0].MediaType.IsIndex() {
+		ii, err := index.ImageIndex(manifest.Manifests[0].Digest)
+		if err != nil {
+			return err
+		}
+		if err := remote.WriteIndex(tag, ii); err != nil {
+			return fmt.Errorf("pushing %s: %w", ref, err)
+		}
+		fmt.Fprintf(os.Stderr, "registry: pushed %s (index %s)\n", ref, manifest.Manifests[0].Digest)
+		return nil
+	}
+	img, err := index.Image(manifest.Manifests[0].Digest)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# make release-dir: one directory holding everything a release page and a registry hold for VERSION;
+# the release workflow publishes exactly this directory (files as release assets, the *.oci.tar images
+# pushed under the names they carry), and make test-release-rehearsal consumes nothing else.
+#
+#   install.yaml, fence.yaml, fence-keyless.yaml, monitoring.yaml   hack/release-manifests.sh (the
+#                  same command and file as make build-installer; the Deployment's image is IMG)
+#   nsclaim-dashboard.json     config/grafana's Grafana dashboard (to import, or as config/grafana's ConfigMap)
+#   kubectl-nsclaim_<os>_<arch>.tar.gz, kubectl-nsclaim_checksums.txt, nsclaim.yaml (krew manifest)
+#                  hack/plugin-dist.sh, for PLUGIN_PLATFORMS
+#   manager-image.oci.tar      IMG as an OCI image index: linux/amd64 and linux/arm64, cross-compiled
+#                              and assembled offline (hack/images.sh manager-multiarch)
+#   bundle-image.oci.tar       BUNDLE_IMG: ./bundle as bundle.Dockerfile builds it (hack/images.sh bundle)
+#   catalog-image.oci.tar      CATALOG_IMG: opm serve of the file-based catalog of PREVIOUS_VERSION and
+#                              VERSION (hack/catalog.sh; linux/amd64: opm is built here with cgo)
+#   images.txt                 each *.oci.tar and the reference it is published as
+#   SHA256SUMS                 sha256 of every other file (sha256sum -c reads it)
+#
+# Usage: hack/release-dir.sh DIR
+# Environment: VERSION, PREVIOUS_VERSION, IMG, BUNDLE_IMG, CATALOG_IMG, PLUGIN_PLATFORMS, KUSTOMIZE,
+#   OPM, TOOLS_BIN (as the Makefile sets them).
+set -euo pipefail
+REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DIR=$(realpath -m "${1:?usage: $0 DIR}")
+VERSION=${VERSION:?} PREVIOUS_VERSION=${PREVIOUS_VERSION:?}
+IMG=${IMG:-ghcr.io/nsclaim/nsclaim-operator:v$VERSION}
+BUNDLE_IMG=${BUNDLE_IMG:-ghcr.io/nsclaim/nsclaim-operator-bundle:v$VERSION}
+CATALOG_IMG=${CATALOG_IMG:-ghcr.io/nsclaim/nsclaim-operator-catalog:v$VERSION}
+PLUGIN_PLATFORMS=${PLUGIN_PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}
+say() { echo "release-dir: $*" >&2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# plugin-dist starts from an empty directory: it goes first.
+# shellcheck disable=SC2086 # PLUGIN_PLATFORMS is a list
+"$REPO_ROOT/hack/plugin-dist.sh" "$VERSION" "$DIR" $PLUGIN_PLATFORMS >&2
+"$REPO_ROOT/hack/release-manifests.sh" "$DIR"
+grep -q "image: $IMG\$" "$DIR/install.yaml" || { say "install.yaml does not run $IMG"; exit 1; }
+cp "$REPO_ROOT/config/grafana/nsclaim-dashboard.json" "$DIR/"
+
+MANAGER_IMAGE=$IMG "$REPO_ROOT/hack/images.sh" "$work" manager-multiarch
+mv "$work/manager-multiarch.tar" "$DIR/manager-image.oci.tar"
+BUNDLE_IMAGE=$BUNDLE_IMG "$REPO_ROOT/hack/images.sh" "$work" bundle
+mv "$work/bundle.tar" "$DIR/bundle-image.oci.tar"
+VERSION=$VERSION "$REPO_ROOT/hack/catalog.sh" "$work/catalog" "$PREVIOUS_VERSION" "$VERSION" >&2
+CATALOG_IMAGE=$CATALOG_IMG CATALOG_DIR=$work/catalog "$REPO_ROOT/hack/images.sh" "$work" catalog
+mv "$work/catalog.tar" "$DIR/catalog-image.oci.tar"
+printf '%s %s\n' manager-image.oci.tar "$IMG" bundle-image.oci.tar "$BUNDLE_IMG" catalog-image.oci.tar "$CATALOG_IMG" >"$DIR/images.txt"
+
+(cd "$DIR" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | sort | xargs sha256sum >SHA256SUMS)
+say "v$VERSION in $DIR:"
+(cd "$DIR" && ls -l --time-style=+ | awk 'NR>1 {printf "  %10d  %s\n", $5, $NF}') >&2

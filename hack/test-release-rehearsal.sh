@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# make test-release-rehearsal: the release of RELEASE_DIR (make release-dir) installed and used as a user
+# downloads it, from that directory alone:
+#   - its files are served by an HTTP server on loopback (python3 -m http.server), and every file is
+#     downloaded from there and checked against the served SHA256SUMS before use;
+#   - its images (manager-image.oci.tar, ...) are pushed, as the release workflow pushes them, into the
+#     local node's registry, which containerd uses for ghcr.io (REGISTRY_MIRRORS): the Deployment of
+#     install.yaml pulls ghcr.io/nsclaim/nsclaim-operator:vVERSION, the multi-arch index, from there;
+#   - a fresh local cluster with a real node (hack/local-cluster.sh, hack/local-node.sh; test-node's ports
+#     and bridge: do not run both at once), then
+#     1. the README's quick start, word for word (the block between its quickstart markers) with R set to
+#        the served URL: install.yaml and fence.yaml applied from the URLs, the rollout waited for;
+#     2. the manager Pod runs the image pulled from the index (its imageID is the index's digest);
+#     3. the plugin: kubectl-nsclaim_linux_amd64.tar.gz from the served release, its checksum verified,
+#        an admin makes a pipeline identity; the pipeline claims, writes into its namespace, releases;
+#     4. the GitHub Action (action/main.js then action/post.js, with download-base = the served URL) and
+#        the GitLab component's claim and release jobs (download-base likewise) download the plugin
+#        from the served release, verify its checksum, claim and release;
+#     5. the README's uninstall (the block between its uninstall markers), then no operator object is
+#        left: no CRD, ClusterRole, ClusterRoleBinding, admission policy or namespace of nsclaim;
+#     6. from a checkout: a fresh clone of HEAD runs `make deploy IMG=<the manager image in the node's
+#        registry>` (it builds the kubectl it runs), the manager runs as a Pod, `make undeploy` removes
+#        it (REHEARSAL_DEPLOY_FROM_CLONE=0 skips this; it reads the repository, not the release).
+# Its log names every artefact it consumed and from which URL or registry reference. Node
+# infrastructure that is no release artefact (the pause image, kubectl, the node's binaries) comes from
+# this checkout, as for test-node.
+#
+# Usage: hack/test-release-rehearsal.sh RELEASE_DIR     Environment: VERSION (0.4.0), REHEARSAL_HTTP_PORT
+#   (16580), TEST_REHEARSAL_CLUSTER_DIR (<repo>/tmp/rehearsal).
+set -euo pipefail
+REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RELEASE_DIR=$(realpath "${1:?usage: $0 RELEASE_DIR}")
+export LOCAL_CLUSTER_DIR=${TEST_REHEARSAL_CLUSTER_DIR:-$REPO_ROOT/tmp/rehearsal}
+export APISERVER_PORT=16443 ETCD_CLIENT_PORT=16379 ETCD_PEER_PORT=16380 CONTROLLER_MANAGER_PORT=16257
+export KUBELET_PORT=16250 KUBELET_HEALTHZ_PORT=16248 KUBE_PROXY_HEALTHZ_PORT=16256 KUBE_PROXY_METRICS_PORT=16249 SCHEDULER_PORT=16259
+export NODE_BRIDGE=nsclaim1 POD_CIDR=10.245.0.0/24 REGISTRY_PORT=16500 REGISTRY_MIRRORS=ghcr.io
+export APISERVER_ADDRESS=${POD_CIDR%.*}.1 APISERVER_BRIDGE=$NODE_BRIDGE
+export KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
+VERSION=${VERSION:-0.4.0}
+HTTP_PORT=${REHEARSAL_HTTP_PORT:-16580}
+URL=http://127.0.0.1:$HTTP_PORT
+STATE=$(realpath -m "$LOCAL_CLUSTER_DIR")
+WORK=$STATE-work
+REGISTRY=$APISERVER_ADDRESS:$REGISTRY_PORT
+SERVER_URL=https://$APISERVER_ADDRESS:$APISERVER_PORT
+NS=nsclaim-operator-system
+DEPLOY=nsclaim-operator-controller-manager
+t0=$(date +%s)
+say() { echo "rehearsal: [$(($(date +%s) - t0))s] $*" >&2; }
+kc() { KUBECACHEDIR=$STATE/kubecache "$KUBE_BIN_DIR/kubectl" --kubeconfig "$STATE/kubeconfig" "$@"; }
+HTTP_PID=""
+
+cleanup() {
+  local rc=$?
+  if ((rc != 0)) && [[ -f $STATE/kubeconfig ]]; then
+    kc get pods -A -o wide >&2 || true
+    kc get events -A --sort-by=.lastTimestamp 2>/dev/null | tail -20 >&2 || true
+    kc -n "$NS" logs "deployment/$DEPLOY" --tail=20 >&2 || true
+  fi
+  [[ -z $HTTP_PID ]] || kill "$HTTP_PID" 2>/dev/null || true
+  "$REPO_ROOT/hack/local-node.sh" down >/dev/null 2>&1 || true
+  "$REPO_ROOT/hack/local-cluster.sh" down >/dev/null 2>&1 || true
+  say "done (exit $rc)"
+}
+
+# fetch NAME: download NAME from the served release into WORK/download, check it against SHA256SUMS.
+fetch() {
+  local f=$1
+  curl -fsS -o "$WORK/download/$f" "$URL/$f"
+  (cd "$WORK/download" && grep " $f\$" SHA256SUMS | sha256sum -c --quiet -) || { say "$f: checksum mismatch"; return 1; }
+  say "consumed $f from $URL/$f (sha256 $(sha256sum "$WORK/download/$f" | cut -c1-16)..., as SHA256SUMS says)"
+}
+
+# readme_block NAME: the shell code of README.md between <!-- NAME:begin --> and <!-- NAME:end -->.
+readme_block() {
+  awk -v b="<!-- $1:begin -->" -v e="<!-- $1:end -->" '$0==b {on=1; next} $0==e {on=0} on && /^```/ {code=!code; next} on && code' "$REPO_ROOT/README.md"
+}
+
+# user_shell CODE: run CODE as a user's shell runs it: kubectl and the downloaded plugin on the PATH,
+# KUBECONFIG the cluster admin's, R the served release.
+user_shell() {
+  env -i HOME="$WORK/home" PATH="$WORK/plugin:$KUBE_BIN_DIR:/usr/bin:/bin" KUBECONFIG="$STATE/kubeconfig" \
+    KUBECACHEDIR="$STATE/kubecache" R="$URL" bash -euo pipefail -c "$1"
+}
+
+main() {
+  "$REPO_ROOT/hack/node-deps.sh"
+  trap cleanup EXIT
+  "$REPO_ROOT/hack/local-node.sh" down >/dev/null 2>&1 || true
+  "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
+  rm -rf "$WORK" && mkdir -p "$WORK/download" "$WORK/home" "$WORK/plugin" "$WORK/infra"
+
+  python3 -m http.server --bind 127.0.0.1 --directory "$RELEASE_DIR" "$HTTP_PORT" >"$WORK/http.log" 2>&1 &
+  HTTP_PID=$!
+  for _ in $(seq 1 50); do curl -fsS -o "$WORK/download/SHA256SUMS" "$URL/SHA256SUMS" 2>/dev/null && break; sleep 0.2; done
+  say "release v$VERSION served from $RELEASE_DIR at $URL: consumed SHA256SUMS from $URL/SHA256SUMS ($(wc -l <"$WORK/download/SHA256SUMS") files)"
+
+  say "node infrastructure from this checkout (no release artefact): the pause image"
+  "$REPO_ROOT/hack/images.sh" "$WORK/infra" pause
+  "$REPO_ROOT/hack/local-cluster.sh" up
+  PAUSE_IMAGE_TAR=$WORK/infra/pause.tar "$REPO_ROOT/hack/local-node.sh" up
+
+  # The images, pushed as the release workflow publishes them (images.txt: file and reference).
+  fetch images.txt
+  local file ref digest
+  while read -r file ref; do
+    fetch "$file"
+    "$REPO_ROOT/hack/local-node.sh" push "$WORK/download/$file" "${ref#ghcr.io/}" >/dev/null
+    say "pushed $file as $ref (registry $REGISTRY/${ref#ghcr.io/}, which containerd uses for ghcr.io)"
+  done <"$WORK/download/images.txt"
+  ref=$(awk '$1=="manager-image.oci.tar" {print $2}' "$WORK/download/images.txt")
+  digest=$(curl -fsSI -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$REGISTRY/v2/$(sed 's|^ghcr.io/||; s|:\([^:]*\)$|/manifests/\1|' <<<"$ref")" |
+    tr -d '\r' | awk 'tolower($1)=="docker-content-digest:" {print $2}')
+  local platforms
+  platforms=$(curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$REGISTRY/v2/$(sed 's|^ghcr.io/||; s|:[^:]*$||' <<<"$ref")/manifests/$digest" |
+    jq -r '[.manifests[].platform | "\(.os)/\(.architecture)"] | join(" ")')
+  say "manager image $ref is the index $digest of $platforms"
+  [[ $platforms == *linux/amd64* && $platforms == *linux/arm64* ]] || { say "the manager image must cover linux/amd64 and linux/arm64"; return 1; }
+
+  # 1. The README's quick start, word for word, with R the served release.
+  local quick
+  quick=$(readme_block quickstart | grep -v '^R=')
+  [[ -n $quick ]] || { say "README.md has no quickstart block"; return 1; }
+  say "README quick start (R=$URL): $(tr '\n' ';' <<<"$quick")"
+  user_shell "$quick"
+  say "consumed install.yaml from $URL/install.yaml and fence.yaml from $URL/fence.yaml (kubectl apply of the URLs)"
+  # The README's "Set the address pipelines reach the API server at" for runners outside the cluster.
+  kc -n "$NS" set env "deployment/$DEPLOY" NSCLAIM_KUBECONFIG_SERVER="$SERVER_URL" >/dev/null
+  kc -n "$NS" rollout status "deployment/$DEPLOY" --timeout=180s >/dev/null
+
+  # 2. The manager Pod runs the index.
+  local image image_id
+  image=$(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].spec.containers[0].image}')
+  image_id=$(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].status.containerStatuses[0].imageID}')
+  say "manager Pod runs $image, imageID $image_id"
+  [[ $image == "$ref" && $image_id == *"@$digest" ]] || { say "the manager Pod must run $ref pulled as $digest"; return 1; }
+
+  # 3. The plugin from the served release.
+  local asset=kubectl-nsclaim_linux_amd64.tar.gz
+  fetch kubectl-nsclaim_checksums.txt
+  fetch "$asset"
+  (cd "$WORK/download" && grep " $asset\$" kubectl-nsclaim_checksums.txt | sha256sum -c --quiet -)
+  tar -xzf "$WORK/download/$asset" -C "$WORK/plugin"
+  say "kubectl-nsclaim from $URL/$asset: $("$WORK/plugin/kubectl-nsclaim" version 2>&1 | head -1)"
+  kc create namespace rehearsal-ci >/dev/null
+  user_shell "kubectl nsclaim pipeline-identity rehearsal-ci --duration 1h -w '$WORK/pipeline.kubeconfig'" 2>/dev/null
+  local claimed
+  claimed=$(env -i HOME="$WORK/home" PATH="$WORK/plugin:$KUBE_BIN_DIR:/usr/bin:/bin" KUBECONFIG="$WORK/pipeline.kubeconfig" \
+    KUBECACHEDIR="$STATE/kubecache" bash -euo pipefail -c "
+      kubectl nsclaim claim --ttl 1h --write-kubeconfig '$WORK/ns.kubeconfig' -- rehearsal
+      KUBECONFIG='$WORK/ns.kubeconfig' kubectl create configmap rehearsal --from-literal=from=release >/dev/null
+      KUBECONFIG='$WORK/ns.kubeconfig' kubectl get configmap rehearsal -o name >&2
+      kubectl nsclaim release --wait -- rehearsal >&2")
+  say "plugin: the pipeline claimed $claimed, wrote a ConfigMap there with the handed kubeconfig, released it"
+  if kc get namespace "$claimed" >/dev/null 2>&1; then say "namespace $claimed is still there after release --wait"; return 1; fi
+
+  # 4. The GitHub Action and the GitLab component, downloading from the served release.
+  action_run
+  gitlab_run
+
+  # 5. The README's uninstall.
+  local uninstall
+  uninstall=$(readme_block uninstall-manifests)
+  [[ -n $uninstall ]] || { say "README.md has no uninstall-manifests block"; return 1; }
+  say "README uninstall (R=$URL): $(tr '\n' ';' <<<"$uninstall")"
+  user_shell "$uninstall"
+  leftovers
+  if [[ ${REHEARSAL_DEPLOY_FROM_CLONE:-1} == 1 ]]; then deploy_from_clone "$ref"; fi
+  say "PASS: release v$VERSION rehearsed from $URL and $REGISTRY"
+}
+
+# action_run: action/main.js then action/post.js as a GitHub runner runs them (INPUT_*, runner files;
+# post gets main's state as STATE_*), the plugin not on the PATH, download-base the served release.
+action_run() {
+  local d=$WORK/action
+  mkdir -p "$d/temp"
+  touch "$d/output" "$d/env" "$d/state" "$d/summary" "$d/path"
+  local runner=(env -i HOME="$WORK/home" PATH="$KUBE_BIN_DIR:/usr/bin:/bin" KUBECACHEDIR="$STATE/kubecache"
+    GITHUB_ACTIONS=true CI=true RUNNER_TEMP="$d/temp" GITHUB_OUTPUT="$d/output" GITHUB_ENV="$d/env" GITHUB_STATE="$d/state"
+    GITHUB_STEP_SUMMARY="$d/summary" GITHUB_PATH="$d/path" GITHUB_RUN_ID=41 GITHUB_RUN_ATTEMPT=1 GITHUB_JOB=rehearsal
+    "INPUT_KUBECONFIG=$(cat "$WORK/pipeline.kubeconfig")" "INPUT_DOWNLOAD-BASE=$URL" INPUT_TTL=1h INPUT_TIMEOUT=3m
+    INPUT_EXPORT-KUBECONFIG=true INPUT_RELEASE=true)
+  "${runner[@]}" node "$REPO_ROOT/action/main.js" >"$d/main.log" 2>&1 || { cat "$d/main.log" >&2; return 1; }
+  local ns
+  ns=$(sed -n 's/^namespace=//p' "$d/output")
+  [[ -n $ns ]] && kc get namespace "$ns" >/dev/null || { say "the Action's main step claimed no namespace"; cat "$d/main.log" "$d/output" >&2; return 1; }
+  [[ -f $d/temp/nsclaim/kubectl-nsclaim_linux_amd64.tar.gz ]] || { say "the Action did not download the plugin"; return 1; }
+  say "GitHub Action main: downloaded kubectl-nsclaim_linux_amd64.tar.gz and kubectl-nsclaim_checksums.txt from $URL (download-base), checksum verified, claimed $ns"
+  local states=()
+  while IFS= read -r kv; do states+=("STATE_$kv"); done < <(python3 - "$d/state" <<'EOF'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = 0
+while i < len(lines):
+    line = lines[i]
+    if "<<" in line and "=" not in line.split("<<")[0]:
+        k, delim = line.split("<<", 1)
+        v = []
+        i += 1
+        while i < len(lines) and lines[i] != delim:
+            v.append(lines[i]); i += 1
+        print(k + "=" + "\n".join(v))
+    elif "=" in line:
+        print(line)
+    i += 1
+EOF
+  )
+  "${runner[@]}" "${states[@]}" node "$REPO_ROOT/action/post.js" >"$d/post.log" 2>&1 || { cat "$d/post.log" >&2; return 1; }
+  for _ in $(seq 1 120); do kc get namespace "$ns" >/dev/null 2>&1 || break; sleep 0.5; done
+  if kc get namespace "$ns" >/dev/null 2>&1; then say "the Action's post step did not release $ns"; return 1; fi
+  say "GitHub Action post: released the claim, namespace $ns deleted"
+}
+
+# gitlab_run: templates/nsclaim.yml's nsclaim-claim and nsclaim-release jobs (inputs interpolated:
+# defaults, download-base the served release), their before_script and script in one bash each, as a
+# runner runs them, the plugin not on the PATH.
+gitlab_run() {
+  local d=$WORK/gitlab
+  mkdir -p "$d/project"
+  python3 - "$REPO_ROOT/templates/nsclaim.yml" "$VERSION" "$URL" "$d" <<'EOF'
+import re, sys, yaml
+path, version, url, out = sys.argv[1:]
+header, body = open(path).read().split("\n---\n", 1)
+inputs = yaml.safe_load(header)["spec"]["inputs"]
+values = {k: str(v.get("default", "")) for k, v in inputs.items()}
+values.update({"download-base": url, "ttl": "1h"})
+body = body.replace("$[[ component.version ]]", version)
+body = re.sub(r"\$\[\[ inputs\.([a-z-]+) \]\]", lambda m: values[m.group(1)], body)
+jobs = yaml.safe_load(body)
+for name in ("nsclaim-claim", "nsclaim-release"):
+    job, base = jobs[name], jobs[jobs[name]["extends"]]
+    with open(f"{out}/{name}.sh", "w") as f:
+        for k, v in {**base.get("variables", {}), **job.get("variables", {})}.items():
+            # A runner expands $VARIABLES in variables' values: double quotes do.
+            v = ("" if v is None else str(v)).replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`")
+            f.write(f'export {k}="{v}"\n')
+        f.write("\n".join(base.get("before_script", []) + job.get("before_script", []) + job["script"]) + "\n")
+EOF
+  local job id=1001
+  for job in nsclaim-claim nsclaim-release; do
+    env -i HOME="$WORK/home" PATH="$KUBE_BIN_DIR:/usr/bin:/bin" KUBECACHEDIR="$STATE/kubecache" GITLAB_CI=true CI=true \
+      CI_PROJECT_ID=41 CI_ENVIRONMENT_SLUG=rehearsal CI_COMMIT_REF_SLUG=rehearsal CI_PROJECT_DIR="$d/project" CI_JOB_ID=$id \
+      NSCLAIM_KUBECONFIG="$WORK/pipeline.kubeconfig" bash -eo pipefail -c "cd '$d/project' && . '$d/$job.sh'" >"$d/$job.log" 2>&1 ||
+      { cat "$d/$job.log" >&2; return 1; }
+    grep -q '^kubectl-nsclaim_linux_amd64.tar.gz: OK$' "$d/$job.log" || { say "GitLab $job did not download and check the plugin"; cat "$d/$job.log" >&2; return 1; }
+    say "GitLab component $job: downloaded kubectl-nsclaim_linux_amd64.tar.gz and its checksums from $URL (download-base), sha256sum -c passed"
+    id=$((id + 1))
+  done
+  local ns
+  ns=$(sed -n 's/^NSCLAIM_NAMESPACE=//p' "$d/project/nsclaim.env")
+  [[ -n $ns ]] || { say "the GitLab claim job wrote no namespace"; return 1; }
+  if kc get namespace "$ns" >/dev/null 2>&1; then say "the GitLab release job left namespace $ns"; return 1; fi
+  say "GitLab component: claimed $ns, the release job deleted it"
+}
+
+# deploy_from_clone REF: a fresh clone of HEAD (empty ./bin: make builds the kubectl, kustomize and
+# controller-gen it runs) deploys with `make deploy IMG=<the image in the node's registry>`; the manager
+# runs as a Pod; `make undeploy` removes it.
+deploy_from_clone() {
+  local img=$REGISTRY/${1#ghcr.io/} clone=$WORK/clone
+  git clone -q --no-local "$REPO_ROOT" "$clone"
+  say "make deploy IMG=$img in a fresh clone of $(git -C "$clone" rev-parse --short HEAD) (empty ./bin)"
+  env KUBECONFIG="$STATE/kubeconfig" KUBECACHEDIR="$STATE/kubecache" make -C "$clone" deploy IMG="$img" >"$WORK/deploy.log" 2>&1 ||
+    { tail -20 "$WORK/deploy.log" >&2; return 1; }
+  kc -n "$NS" rollout status "deployment/$DEPLOY" --timeout=180s >/dev/null
+  say "make deploy: the manager Pod runs $(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].status.containerStatuses[0].image} ({.items[0].status.containerStatuses[0].imageID})'), with the kubectl make built ($(ls "$clone"/bin/k8s/*/kubectl))"
+  env KUBECONFIG="$STATE/kubeconfig" KUBECACHEDIR="$STATE/kubecache" make -C "$clone" undeploy >>"$WORK/deploy.log" 2>&1 ||
+    { tail -20 "$WORK/deploy.log" >&2; return 1; }
+  leftovers
+}
+
+# leftovers fails if any object of nsclaim is left after the uninstall.
+leftovers() {
+  local left=""
+  left+=$(kc get crd -o name | grep 'nsclaim' || true)
+  left+=$(kc get clusterroles,clusterrolebindings -o name | grep 'nsclaim' || true)
+  left+=$(kc get validatingadmissionpolicies,validatingadmissionpolicybindings,mutatingadmissionpolicies,mutatingadmissionpolicybindings -o name 2>/dev/null | grep 'nsclaim' || true)
+  left+=$(kc get namespaces -o name | grep -E "/($NS|ci-.*)$" || true)
+  left+=$(kc get namespaces -l tenancy.nsclaim.dev/managed-by -o name 2>/dev/null || true)
+  if [[ -n $left ]]; then say "left after the README's uninstall: $left"; return 1; fi
+  say "uninstall left no CRD, ClusterRole, ClusterRoleBinding, admission policy or namespace of nsclaim"
+}
+
+main "$@"
