@@ -8,7 +8,7 @@
 #   nsclaim-dashboard.json     config/grafana's Grafana dashboard (to import, or as config/grafana's ConfigMap)
 #   kubectl-nsclaim_<os>_<arch>.tar.gz, kubectl-nsclaim_checksums.txt, nsclaim.yaml (krew manifest)
 #                  hack/plugin-dist.sh, for PLUGIN_PLATFORMS
-#   manager-image.oci.tar      IMG as an OCI image index: linux/amd64 and linux/arm64, cross-compiled
+#   manager-image.oci.tar      IMG as an OCI image index: linux/amd64 and linux/arm64 (MANAGER_ARCHS), cross-compiled
 #                              and assembled offline (hack/images.sh manager-multiarch)
 #   bundle-image.oci.tar       BUNDLE_IMG: ./bundle as bundle.Dockerfile builds it (hack/images.sh bundle)
 #   catalog-image.oci.tar      CATALOG_IMG: opm serve of the file-based catalog of PREVIOUS_VERSION and
@@ -17,7 +17,7 @@
 #   SHA256SUMS                 sha256 of every other file (sha256sum -c reads it)
 #
 # Usage: hack/release-dir.sh DIR
-# Environment: VERSION, PREVIOUS_VERSION, IMG, BUNDLE_IMG, CATALOG_IMG, PLUGIN_PLATFORMS, KUSTOMIZE,
+# Environment: VERSION, PREVIOUS_VERSION, IMG, BUNDLE_IMG, CATALOG_IMG, PLUGIN_PLATFORMS, MANAGER_ARCHS, KUSTOMIZE,
 #   OPM, TOOLS_BIN (as the Makefile sets them).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)

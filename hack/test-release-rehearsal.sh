@@ -115,7 +115,11 @@ main() {
   platforms=$(curl -fsS -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$REGISTRY/v2/$(sed 's|^ghcr.io/||; s|:[^:]*$||' <<<"$ref")/manifests/$digest" |
     jq -r '[.manifests[].platform | "\(.os)/\(.architecture)"] | join(" ")')
   say "manager image $ref is the index $digest of $platforms"
-  [[ $platforms == *linux/amd64* && $platforms == *linux/arm64* ]] || { say "the manager image must cover linux/amd64 and linux/arm64"; return 1; }
+  # MANAGER_ARCHS: the architectures the release directory was built for (make test: the machine's own).
+  local arch
+  for arch in ${MANAGER_ARCHS:-amd64 arm64}; do
+    [[ $platforms == *linux/$arch* ]] || { say "the manager image must cover linux/$arch"; return 1; }
+  done
 
   # 1. The README's quick start, word for word, with R the served release.
   local quick
