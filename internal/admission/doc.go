@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package admission is nsclaim's one admission component: a ledger of the slots a per-requester-namespace
 // limit hands out (a class's maxClaimsPerNamespace today; the budget's policies reuse it). It decides
 // nothing about policy: the caller's check does, against the holders the ledger counts.
@@ -31,5 +30,6 @@ limitations under the License.
 //     the write certainly made nothing (Reservation.Release), or when the namespace is seen terminating
 //     or gone (Ledger.Gone), or when a live list that started after it was held does not have it (the
 //     refresh a refusal makes, which also counts a namespace the ledger somehow missed).
+//
 // So the ledger may count a slot too long (until the next refusal's refresh), never too short.
 package admission
