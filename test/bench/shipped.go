@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package main
 
 import (
@@ -66,7 +65,7 @@ func containerEnv(c *corev1.Container) []string {
 
 // describeEnv is env for the report, values cut to keep it short.
 func describeEnv(env []string) string {
-	var parts []string
+	parts := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		if len(v) > 24 {
