@@ -213,22 +213,25 @@ type Reservation struct {
 // Hold records that the claim's namespace exists, or may (a write whose outcome is unknown): the slot
 // is counted until the namespace is seen gone.
 func (r *Reservation) Hold(namespace string) {
-	if r == nil || r.done {
-		return
-	}
-	l := r.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e := l.keys[r.key]
-	e.seq++
-	e.slots[r.claim] = slot{namespace: namespace, held: true, heldAt: e.seq}
-	r.done = true
-	l.dropUser(r.key, e)
+	r.settle(func(e *entry) {
+		e.seq++
+		e.slots[r.claim] = slot{namespace: namespace, held: true, heldAt: e.seq}
+	})
 }
 
 // Release gives the slot back when the claim's namespace was certainly not made; it does nothing once
 // the slot is held, and may be called more than once.
 func (r *Reservation) Release() {
+	r.settle(func(e *entry) {
+		if s, ok := e.slots[r.claim]; ok && !s.held {
+			delete(e.slots, r.claim)
+		}
+	})
+}
+
+// settle ends the reservation with change, made to its key's entry under the ledger's lock; only the
+// first Hold or Release of a reservation (nil: none) changes anything.
+func (r *Reservation) settle(change func(e *entry)) {
 	if r == nil || r.done {
 		return
 	}
@@ -236,9 +239,7 @@ func (r *Reservation) Release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.keys[r.key]
-	if s, ok := e.slots[r.claim]; ok && !s.held {
-		delete(e.slots, r.claim)
-	}
+	change(e)
 	r.done = true
 	l.dropUser(r.key, e)
 }
