@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/admission"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/memory"
@@ -105,9 +106,8 @@ type NamespaceClaimReconciler struct {
 	// functions only).
 	Ownership *ownership.Verifier
 
-	// limitLocks serializes, per requester namespace and class, a claim limit's check and the creation
-	// of the namespace it admits (see namespaceclaim_limit.go).
-	limitLocks keyedMutex
+	// limits admits claims to their class's claim limit (see namespaceclaim_limit.go).
+	limits admission.Ledger
 
 	// Requests is the ConfigMap protocol, the one hook through which its rules reach a claim (see
 	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get

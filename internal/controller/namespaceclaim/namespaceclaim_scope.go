@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/admission"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
@@ -150,16 +151,9 @@ type claimScope struct {
 	// watchcache.NamespaceReuse); zero otherwise.
 	grantsAt time.Time
 
-	// unlockLimit leaves the critical section of the claim limit (see namespaceclaim_limit.go); nil
-	// when the claim was not checked against a limit in this reconcile.
-	unlockLimit func()
-}
-
-// leaveLimit leaves the claim limit's critical section, if this reconcile entered it.
-func (s *claimScope) leaveLimit() {
-	if s.unlockLimit != nil {
-		s.unlockLimit()
-	}
+	// limitSlot is the claim's slot in its claim limit when this reconcile admitted it (see
+	// namespaceclaim_limit.go); nil otherwise.
+	limitSlot *admission.Reservation
 }
 
 // stopped is reconcileNormal's one stop rule: whether the claim goes no further than the phases that
