@@ -90,7 +90,7 @@ func TestSecretWriterCannotSwapAClaimsCredentials(t *testing.T) {
 	sec := credentialsSecret(t, requester)
 	writer := secretWriter(t, requester)
 	planted := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ci-next", Namespace: requester, Labels: map[string]string{
-		tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: string(sec.Labels[tenancyv1alpha1.ClaimUIDLabel])}},
+		tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, tenancyv1alpha1.ClaimUIDLabel: sec.Labels[tenancyv1alpha1.ClaimUIDLabel]}},
 		Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"kubeconfig": []byte("apiVersion: v1\nkind: Config\n")}}
 	patch := func(body map[string]any) func(client.Client) (string, error) {
 		return func(c client.Client) (string, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/children"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/lifetime"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/sleep"
 )
 
@@ -33,6 +34,45 @@ import (
 // DefaultSleepResync is how often a sleeping namespace is checked for recorded objects that run again
 // (sleep.DefaultSleepResync).
 const DefaultSleepResync = sleep.DefaultSleepResync
+
+// reconcileActivity observes the activity of the namespace a claim holds and records the idle clock
+// (lifetime.Activity): it hands the phase the part of the scope it reads and takes back what it recorded.
+func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *claimScope) error {
+	c := &lifetime.ActivityClaim{Claim: s.claim, Now: s.now, Class: s.class, Held: s.held(), Namespace: s.heldNamespace(),
+		Found: &s.found, ActivityObserved: s.activityObserved, IdleExpiresAt: s.idleExpiresAt}
+	p := &lifetime.Activity{ActivePods: r.ActivePods, APIReader: r.APIReader}
+	err := p.Reconcile(ctx, c)
+	s.activityObserved, s.idleExpiresAt = c.ActivityObserved, c.IdleExpiresAt
+	return err
+}
+
+// reconcileExpiry ends a claim whose hard or idle TTL passed (lifetime.Expiry): it hands the phase the
+// part of the scope it reads and takes back what it recorded; the namespace and the credentials are
+// deleted through the scope (claimEnder).
+func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claimScope) error {
+	c := &lifetime.ExpiryClaim{Claim: s.claim, Now: s.now, ExpiresAt: s.expiresAt, IdleExpiresAt: s.idleExpiresAt,
+		Found: &s.found, Refusal: s.refusal, Expired: s.expired, IdleExpired: s.idleExpired}
+	p := &lifetime.Expiry{Ender: claimEnder{r: r, s: s}}
+	err := p.Reconcile(ctx, c)
+	s.refusal, s.expired, s.idleExpired = c.Refusal, c.Expired, c.IdleExpired
+	return err
+}
+
+// claimEnder deletes what an expired claim held, over its scope (lifetime.Ender).
+type claimEnder struct {
+	r *NamespaceClaimReconciler
+	s *claimScope
+}
+
+// DeleteNamespace deletes the claim's namespace if it is the claim's (deleteOwnedNamespace).
+func (e claimEnder) DeleteNamespace(ctx context.Context, name string) error {
+	return e.r.deleteOwnedNamespace(ctx, e.s, name)
+}
+
+// DeleteCredentials deletes the claim's credentials Secret (deleteCredentials).
+func (e claimEnder) DeleteCredentials(ctx context.Context) error {
+	return e.r.deleteCredentials(ctx, e.s)
+}
 
 // reconcileAccess gives the claim's identity its access once the namespace is usable (access.Phase):
 // it hands the phase the part of the scope it reads and takes back what it recorded.

@@ -81,7 +81,7 @@ type claimScope struct {
 	// sleepAt is when the sleep phase next looks at the namespace by the clock: when it falls asleep
 	// if nothing happens, or, asleep, its next resync (see reconcileSleep); zero otherwise.
 	sleepAt time.Time
-	// activityObserved is set once reconcileActivity recorded the namespace's activity.
+	// activityObserved is set once reconcileActivity (lifetime.Activity) recorded the namespace's activity.
 	activityObserved bool
 	// tokenOnce is set when the claim asks for its token to be issued only once.
 	tokenOnce bool
