@@ -22,6 +22,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/children"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/creator"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/lifetime"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/sleep"
 )
@@ -72,6 +73,22 @@ func (e claimEnder) DeleteNamespace(ctx context.Context, name string) error {
 // DeleteCredentials deletes the claim's credentials Secret (deleteCredentials).
 func (e claimEnder) DeleteCredentials(ctx context.Context) error {
 	return e.r.deleteCredentials(ctx, e.s)
+}
+
+// creatorBound reports whether the claim's creator was bound before: status.boundUser names it
+// (creator.Bound).
+func creatorBound(s *claimScope) bool { return creator.Bound(s.claim, s.boundUser()) }
+
+// reconcileCreator, for a class of credentials mode Requester, checks the claim's creator and binds it
+// in the desired objects, or nobody (creator.Phase): it hands the phase the part of the scope it reads
+// and takes back what it recorded.
+func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *claimScope) error {
+	c := &creator.Claim{Claim: s.claim, Class: s.class, Expired: s.expired, Request: s.request, BoundBefore: creatorBound(s),
+		Desired: &s.desired, Found: &s.found, Refusal: s.refusal}
+	p := &creator.Phase{APIReader: r.APIReader}
+	err := p.Reconcile(ctx, c)
+	s.refusal = c.Refusal
+	return err
 }
 
 // reconcileAccess gives the claim's identity its access once the namespace is usable (access.Phase):
