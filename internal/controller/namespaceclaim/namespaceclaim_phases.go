@@ -25,6 +25,8 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/creator"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/lifetime"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/sleep"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/usability"
+	"github.com/nsclaim/nsclaim-operator/internal/usable"
 )
 
 // The adapters of the phases that live in packages of their own: each hands its phase the part of the
@@ -89,6 +91,25 @@ func (r *NamespaceClaimReconciler) reconcileCreator(ctx context.Context, s *clai
 	err := p.Reconcile(ctx, c)
 	s.refusal = c.Refusal
 	return err
+}
+
+// reconcileUsable records whether the namespace is usable yet, and how long a new claim keeps quiet
+// while it is not (usability.Phase): it hands the phase the part of the scope it reads and takes back
+// what it recorded.
+func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claimScope) error {
+	c := &usability.Claim{Claim: s.claim, Now: s.now, Desired: &s.desired, Namespace: s.namespace, GrantsAt: s.grantsAt,
+		Repaired: s.repaired, Unusable: s.unusable, UnusablePoll: s.unusablePoll, QuietUntil: s.quietUntil}
+	p := &usability.Phase{Checker: r.usable(), PendingQuiet: pendingQuiet, ReuseQuiet: reuseQuiet}
+	err := p.Reconcile(ctx, c)
+	s.unusable, s.unusablePoll, s.quietUntil = c.Unusable, c.UnusablePoll, c.QuietUntil
+	return err
+}
+
+// usable is the usable check over the reconciler's readers: the quota from the cache, the `default`
+// ServiceAccount from DefaultServiceAccounts (whose watch enqueues the claim when it appears), else
+// with a metadata-only GET.
+func (r *NamespaceClaimReconciler) usable() usable.Checker {
+	return usable.Checker{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
 }
 
 // reconcileAccess gives the claim's identity its access once the namespace is usable (access.Phase):
