@@ -23,6 +23,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/children"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/creator"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/fencegate"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/lifetime"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/sleep"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/usability"
@@ -111,6 +112,18 @@ func (r *NamespaceClaimReconciler) reconcileUsable(ctx context.Context, s *claim
 func (r *NamespaceClaimReconciler) usable() usable.Checker {
 	return usable.Checker{Reader: r.Client, APIReader: r.APIReader, ServiceAccounts: r.DefaultServiceAccounts}
 }
+
+// reconcileFence holds the claim back while the admission fence is not in place (fencegate.Reconcile):
+// it hands the phase the part of the scope it reads and takes back what it recorded.
+func (r *NamespaceClaimReconciler) reconcileFence(_ context.Context, s *claimScope) error {
+	c := &fencegate.Claim{Claim: s.claim, FencePending: s.fencePending, Refusal: s.refusal}
+	fencegate.Reconcile(r.Fence, c)
+	s.fencePending, s.refusal = c.FencePending, c.Refusal
+	return nil
+}
+
+// fenceCoversSleep reports whether the sleep phase may write (fencegate.CoversSleep).
+func (r *NamespaceClaimReconciler) fenceCoversSleep() bool { return fencegate.CoversSleep(r.Fence) }
 
 // reconcileAccess gives the claim's identity its access once the namespace is usable (access.Phase):
 // it hands the phase the part of the scope it reads and takes back what it recorded.

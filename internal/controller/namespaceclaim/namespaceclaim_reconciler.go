@@ -29,11 +29,23 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/admission"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/fencegate"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/memory"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
+
+// FenceGate tells whether the admission fence allows provisioning (fencegate.Gate); nil: not required.
+type FenceGate = fencegate.Gate
+
+// FenceIntactEvents is a FenceGate that also says when the fence turns intact (fencegate.IntactEvents):
+// each event makes every claim held by the fence go on at once, instead of at its next poll (fencePoll).
+type FenceIntactEvents = fencegate.IntactEvents
+
+// FenceCurrent is a FenceGate that also tells whether the fence in force is this release's own
+// (fencegate.Current).
+type FenceCurrent = fencegate.Current
 
 // NamespaceClaimReconciler provisions a namespace, its objects and scoped credentials for each
 // NamespaceClaim, keeps them as the class says, and deletes the namespace when the claim is deleted or
