@@ -227,9 +227,9 @@ func AllowedLabels(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1
 
 // CheckClaimLimit enforces the class's maxClaimsPerNamespace. siblings are the claims of the same
 // namespace (the claim itself may be among them); liveHolders are the UIDs of the claims that own a
-// namespace of the class made for this requester namespace that exists and is not being deleted, as
-// the API server answered while no other claim of the namespace could take one (the caller serializes
-// the check and the namespace's creation per requester namespace). A claim that already holds its
+// namespace of the class made for this requester namespace or hold a slot of its limit, as the
+// caller's admission ledger counts them (internal/admission: the check and the reservation it grants
+// are one step, and the ledger never counts fewer than the live namespaces). A claim that already holds its
 // namespace is never refused, so lowering the limit takes nothing away. Otherwise the claim ranks among
 // the active claims of its class, oldest first, and is refused if its rank reaches the limit; every
 // live holder counts, whatever its claim's cached state, so a cache that lags cannot free a slot.

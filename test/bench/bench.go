@@ -42,6 +42,8 @@ type benchOptions struct {
 	fillWorkers              int
 	latency                  int
 	pool                     int
+	poolLimit                int
+	poolSpread               int
 	latencyPause             time.Duration
 	idle                     time.Duration
 	settle                   time.Duration
@@ -60,7 +62,11 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.IntVar(&o.createParallel, "create-parallel", 32, "Concurrent claim (and ceiling (b) request) creates of a burst.")
 	fs.IntVar(&o.ceilingWorkers, "ceiling-workers", 32, "Concurrency of the ceilings' raw client: the best this control plane serves, whatever the operator's workers.")
 	fs.IntVar(&o.latency, "latency", 20, "Single claims, one at a time on an idle cluster, for the created -> Ready median (nsclaim) and the raw client's (0 to skip).")
-	fs.IntVar(&o.pool, "pool", 50, "Size of the warm pool of the pool phase (a class with spec.pool.size; single claims from the full pool, then a burst of that size); 0 to skip.")
+	fs.IntVar(&o.pool, "pool", 50, "Size of the warm pool of the pool phase (a class with spec.pool.size; single claims from the full pool, then a burst of that size"+
+		" in one requester namespace, then one spread over --pool-spread requester namespaces); 0 to skip.")
+	fs.IntVar(&o.poolLimit, "pool-limit", 1000, "The pool class's access.maxClaimsPerNamespace, as the classes users have set one (the shipped ci class: 20);"+
+		" keep it above --pool so the burst in one requester namespace is not refused; 0: no claim limit.")
+	fs.IntVar(&o.poolSpread, "pool-spread", 10, "Requester namespaces the pool's second burst is spread over; 0 to skip that burst.")
 	fs.DurationVar(&o.latencyPause, "latency-pause", time.Second, "Pause after each single claim, so the next starts on an idle cluster.")
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
@@ -266,7 +272,7 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	if e.workers > 0 {
 		workers = fmt.Sprintf("workers=%d", e.workers)
 	}
-	b.rows.operatorArgs = strings.TrimSpace(fmt.Sprintf("%s %s %s", workers, e.operatorArgs, e.operatorEnv))
+	b.rows.operatorArgs = strings.TrimSpace(fmt.Sprintf("%s %s %s %s", workers, e.operatorArgs, describeEnv(e.shippedEnv), e.operatorEnv))
 	b.rows.ceilingWorkers = b.ceilingWorkers()
 	md := b.rows.markdown()
 	fmt.Println()

@@ -87,7 +87,7 @@ func ensureClass(ctx context.Context, k *clients) (*tenancyv1alpha1.NamespaceCla
 	return got, nil
 }
 
-// claimRef names a claim the bench made, and when its create call returned.
+// claimRef names a claim the bench made, and when its create call was sent.
 type claimRef struct {
 	namespace, name string
 	created         time.Time
@@ -148,8 +148,11 @@ func createClaimsOf(ctx context.Context, k *clients, class, series string, from,
 					ObjectMeta: metav1.ObjectMeta{Namespace: requesterNamespace(series, i, perNS), Name: fmt.Sprintf("%s-%05d", series, i)},
 					Spec:       tenancyv1alpha1.NamespaceClaimSpec{ClassName: class},
 				}
+				// The clock starts before the create call, as a client's does: a claim's latency is from
+				// its create call to the event of Ready=True on the bench's watch.
+				sent := time.Now()
 				err := k.c.Create(ctx, c)
-				ref := claimRef{namespace: c.Namespace, name: c.Name, created: time.Now(), obj: c}
+				ref := claimRef{namespace: c.Namespace, name: c.Name, created: sent, obj: c}
 				mu.Lock()
 				if err != nil && !apierrors.IsAlreadyExists(err) {
 					if first == nil {

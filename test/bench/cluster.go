@@ -148,6 +148,7 @@ func (e *env) startReplica(idx int) (*replica, error) {
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+filepath.Join(e.state, "operator.kubeconfig"),
 		"POD_NAMESPACE="+operatorNamespace)
+	cmd.Env = append(cmd.Env, e.shippedEnv...)
 	if e.workers > 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("NSCLAIM_WORKERS=%d", e.workers))
 	}

@@ -50,6 +50,9 @@ type env struct {
 	workers       int
 	operatorArgs  string
 	operatorEnv   string
+	// shippedEnv is the environment of the shipped Deployment (config/manager/manager.yaml) the manager
+	// starts with, before NSCLAIM_WORKERS and operatorEnv; nil with --shipped-env=false.
+	shippedEnv []string
 	// replicas are the manager processes this program may start: the first is the one
 	// hack/local-operator.sh runs; chaos starts a second.
 	replicas []replicaPorts
@@ -72,6 +75,9 @@ func envFlags(fs *flag.FlagSet, root string) func() *env {
 	fs.StringVar(&e.operatorEnv, "operator-env", os.Getenv("OPERATOR_ENV"),
 		"Extra environment of the manager, space-separated KEY=VALUE, e.g. NSCLAIM_MEMORY_LIMIT=268435456, as the Deployment sets it from its 256Mi memory limit;"+
 			" the manager sets 90% of what it leaves beside its mapped binary as its soft memory limit (OPERATOR_ENV).")
+	var shipped bool
+	fs.BoolVar(&shipped, "shipped-env", true, "Start the manager with the environment of the shipped Deployment (config/manager/manager.yaml: its literal values"+
+		" and NSCLAIM_MEMORY_LIMIT from its memory limit; not its CPU limit); --workers and --operator-env override it.")
 	probe := fs.Int("probe-port", envInt("OPERATOR_PROBE_PORT", 20481), "First replica's probe port (OPERATOR_PROBE_PORT).")
 	metrics := fs.Int("metrics-port", envInt("OPERATOR_METRICS_PORT", 20843), "First replica's metrics port (OPERATOR_METRICS_PORT).")
 	probe2 := fs.Int("probe-port-2", envInt("OPERATOR2_PROBE_PORT", 20581), "Second replica's probe port (chaos).")
@@ -81,6 +87,13 @@ func envFlags(fs *flag.FlagSet, root string) func() *env {
 			e.kubeconfig = filepath.Join(e.state, "kubeconfig")
 		}
 		e.replicas = []replicaPorts{{*probe, *metrics}, {*probe2, *metrics2}}
+		if shipped {
+			var err error
+			if e.shippedEnv, err = shippedEnv(filepath.Join(root, "config/manager/manager.yaml")); err != nil {
+				fmt.Fprintln(os.Stderr, "error: --shipped-env:", err)
+				os.Exit(1)
+			}
+		}
 		return e
 	}
 }

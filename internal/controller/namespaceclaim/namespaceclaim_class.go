@@ -61,7 +61,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		return fmt.Errorf("reading requester namespace %s: %w", claim.Namespace, err)
 	}
 	held := s.held()
-	siblings, liveHolders, err := r.enterLimit(ctx, s, class, held)
+	limitRefusal, err := r.enterLimit(ctx, s, class, held)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 		classRefusal(class),
 		claimpolicy.CheckPrefix(class, request),
 		claimpolicy.CheckAccess(class, requester.Labels),
-		claimpolicy.CheckClaimLimit(claim, class.Name, class.Spec.Access.MaxClaimsPerNamespace, siblings, liveHolders),
+		limitRefusal,
 		claimpolicy.CheckLabels(claim, class),
 		ttlRefusal,
 		keepRefusal,

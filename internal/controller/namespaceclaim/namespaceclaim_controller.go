@@ -179,6 +179,7 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToClaims)).
 		Watches(&corev1.Namespace{}, r.namespaceDeletions()).
+		Watches(&corev1.Namespace{}, r.limitReleases()).
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
 		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).

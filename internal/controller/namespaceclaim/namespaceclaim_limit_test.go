@@ -17,45 +17,109 @@ limitations under the License.
 package namespaceclaim
 
 import (
+	"context"
+	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/kubernetes"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
-// TestKeyedMutexSerializesPerKey: holders of one key never overlap, other keys do not wait, unlock is
-// idempotent and a key's mutex is freed when nobody needs it.
-func TestKeyedMutexSerializesPerKey(t *testing.T) {
-	var k keyedMutex
-	var inside, most atomic.Int32
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			unlock := k.lock("team-a/ci")
-			n := inside.Add(1)
-			for {
-				m := most.Load()
-				if n <= m || most.CompareAndSwap(m, n) {
-					break
-				}
+// TestClaimLimitHoldsUnderABurst: a requester namespace creates a burst of claims at once against a
+// class that allows 3, cold and with a pool to hand out from. Never more than 3 of its namespaces exist;
+// exactly 3 claims become Ready and the others wait with ClaimLimitExceeded. Deleting a Ready claim
+// admits exactly one waiting claim, woken by its namespace's deletion (not by the minute's re-check).
+func TestClaimLimitHoldsUnderABurst(t *testing.T) {
+	requireEnvtest(t)
+	t.Parallel()
+	const limit, burst = 3, 10
+	cases := []struct {
+		name string
+		opts []classOpt
+	}{
+		{"cold", nil},
+		{"from a pool", []classOpt{withPool(2)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			t.Cleanup(func() { checkInvariants(t) })
+			g := NewWithT(t)
+			class := newClass(t, append([]classOpt{withLimit(limit)}, tc.opts...)...)
+			if tc.opts != nil {
+				waitPoolReady(t, class, 2)
 			}
-			time.Sleep(time.Millisecond)
-			inside.Add(-1)
-			unlock()
-			unlock()
+			req := newRequesterNamespace(t, nil)
+			peak := watchPeak(t, req)
+
+			claims := make([]*tenancyv1alpha1.NamespaceClaim, burst)
+			var wg sync.WaitGroup
+			errs := make([]error, burst)
+			start := make(chan struct{})
+			for i := range claims {
+				claims[i] = &tenancyv1alpha1.NamespaceClaim{}
+				claims[i].Name, claims[i].Namespace = fmt.Sprintf("burst-%d", i), req
+				claims[i].Spec.ClassName = class.Name
+				wg.Go(func() {
+					<-start
+					errs[i] = k8s.Create(context.Background(), claims[i])
+				})
+			}
+			close(start)
+			wg.Wait()
+			for i, err := range errs {
+				g.Expect(err).NotTo(HaveOccurred(), "creating claim %d", i)
+			}
+			ready, waiting := limitOutcome(t, claims, limit)
+			g.Expect(peak()).To(BeNumerically("<=", limit), "more namespaces than the limit existed at once")
+
+			g.Expect(k8s.Delete(context.Background(), ready[0])).To(Succeed())
+			remaining := append(ready[1:], waiting...)
+			_, waiting = limitOutcome(t, remaining, limit)
+			g.Expect(waiting).To(HaveLen(burst - limit - 1))
+			g.Expect(peak()).To(BeNumerically("<=", limit), "more namespaces than the limit existed at once after a deletion")
 		})
 	}
-	// Another key is not held up by the first one's holder.
-	held := k.lock("team-a/ci")
-	other := make(chan struct{})
-	go func() { k.lock("team-b/ci")(); close(other) }()
-	<-other
-	held()
-	wg.Wait()
-	if most.Load() != 1 {
-		t.Fatalf("%d holders of one key at once", most.Load())
-	}
-	if len(k.locks) != 0 {
-		t.Fatalf("mutexes kept after use: %v", k.locks)
-	}
+}
+
+// limitOutcome waits until exactly limit of claims are Ready (Provisioned) and the others wait with
+// ClaimLimitExceeded, within less than the minute a refused claim waits to be checked again, and
+// returns both groups.
+func limitOutcome(t *testing.T, claims []*tenancyv1alpha1.NamespaceClaim, limit int) (ready, waiting []*tenancyv1alpha1.NamespaceClaim) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		ready, waiting = nil, nil
+		for _, c := range claims {
+			rc := meta.FindStatusCondition(getClaim(g, c).Status.Conditions, tenancyv1alpha1.ReadyCondition)
+			g.Expect(rc).NotTo(BeNil(), "claim %s has no Ready condition", c.Name)
+			switch rc.Reason {
+			case tenancyv1alpha1.ProvisionedReason:
+				ready = append(ready, c)
+			case tenancyv1alpha1.ClaimLimitExceededReason:
+				waiting = append(waiting, c)
+			}
+		}
+		g.Expect(ready).To(HaveLen(limit))
+		g.Expect(waiting).To(HaveLen(len(claims) - limit))
+	}).WithTimeout(45 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	return ready, waiting
+}
+
+// watchPeak watches the namespaces made for the claims of requesterNamespace, and returns a function
+// that reports the most that existed at once (not being deleted) so far.
+func watchPeak(t *testing.T, requesterNamespace string) func() int {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	live, err := invariants.WatchLiveNamespaces(ctx, cs, requesterNamespace)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return live.Peak
 }

@@ -114,9 +114,8 @@ func (r *NamespaceClaimReconciler) reconcileNamespace(ctx context.Context, s *cl
 		// dated with the wall clock, which the API server's creationTimestamp is checked against.
 		ns.Annotations[tenancyv1alpha1.OwnershipAnnotation] = r.Ownership.Key.AtCreate(ns.Name, subject(s.owner), time.Now())
 		err := r.Create(ctx, ns, client.FieldOwner(kube.FieldOwner))
-		// The namespace now exists on the API server (or the create failed): the next claim of the
-		// limit's critical section counts it with a live list.
-		s.leaveLimit()
+		// The namespace now exists on the API server (or may): it holds its claim-limit slot.
+		s.settleLimit(err, want.Name)
 		if err == nil {
 			if err := r.Ownership.Created(ctx, ns, subject(s.owner)); err != nil {
 				return err
@@ -173,6 +172,7 @@ func (r *NamespaceClaimReconciler) holdNamespace(s *claimScope, ns *corev1.Names
 		r.mem.Give(s.claim.UID, ns.Name)
 	}
 	s.namespace = ns
+	s.holdLimit(ns.Name)
 	s.found.Namespace.Set(ns.Name)
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/children"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/fencegate"
 )
 
 func TestFenceDecision(t *testing.T) {
@@ -40,7 +41,7 @@ func TestFenceDecision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := fenceDecision(tt.checked, tt.problem)
+			got := fencegate.Decision(tt.checked, tt.problem)
 			switch {
 			case tt.want == "" && got != nil:
 				t.Fatalf("got %v, want none", got)
@@ -64,8 +65,8 @@ func TestWaitForFence(t *testing.T) {
 		}
 		return c
 	}
-	pending := fenceDecision(false, "")
-	broken := fenceDecision(true, "policy x not found")
+	pending := fencegate.Decision(false, "")
+	broken := fencegate.Decision(true, "policy x not found")
 	for _, tc := range []struct {
 		name  string
 		ref   *claimpolicy.Refusal
@@ -79,8 +80,8 @@ func TestWaitForFence(t *testing.T) {
 		{"a fence found broken refuses even a Ready claim", broken, readyClaim(2, 2, true), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := waitForFence(tc.ref, tc.claim); got != tc.want {
-				t.Fatalf("waitForFence = %v, want %v", got, tc.want)
+			if got := fencegate.WaitFor(tc.ref, tc.claim); got != tc.want {
+				t.Fatalf("fencegate.WaitFor = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -106,6 +106,7 @@ func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimSc
 	if r.Pool != nil && r.FenceCoversPool() {
 		var err error
 		if ns, err = r.Pool.HandOut(ctx, s.class, s.owner, s.now); err != nil {
+			s.settleLimit(err, "")
 			return err
 		}
 	}
@@ -116,8 +117,8 @@ func (r *NamespaceClaimReconciler) reconcilePool(ctx context.Context, s *claimSc
 	}
 	s.pooled, s.handedOut = tenancyv1alpha1.PoolHitReason, ns
 	monitoring.PoolHit(s.class.Name)
-	// The namespace counts against the claim limit now (it carries the claim's marks).
-	s.leaveLimit()
+	// The namespace holds its claim-limit slot now (it carries the claim's marks).
+	s.holdLimit(ns.Name)
 	r.mem.Give(s.claim.UID, ns.Name)
 	s.desired = claimpolicy.Build(ns.Name, s.owner, s.class, claimpolicy.AllowedLabels(s.claim, s.class))
 	logf.FromContext(ctx).Info("Handed out pooled namespace", "claimNamespace", klog.KObj(ns))

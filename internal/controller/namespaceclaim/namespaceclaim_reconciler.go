@@ -26,13 +26,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/admission"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/fencegate"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/memory"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
+
+// FenceGate tells whether the admission fence allows provisioning (fencegate.Gate); nil: not required.
+type FenceGate = fencegate.Gate
+
+// FenceIntactEvents is a FenceGate that also says when the fence turns intact (fencegate.IntactEvents):
+// each event makes every claim held by the fence go on at once, instead of at its next poll (fencePoll).
+type FenceIntactEvents = fencegate.IntactEvents
+
+// FenceCurrent is a FenceGate that also tells whether the fence in force is this release's own
+// (fencegate.Current).
+type FenceCurrent = fencegate.Current
 
 // NamespaceClaimReconciler provisions a namespace, its objects and scoped credentials for each
 // NamespaceClaim, keeps them as the class says, and deletes the namespace when the claim is deleted or
@@ -105,9 +118,8 @@ type NamespaceClaimReconciler struct {
 	// functions only).
 	Ownership *ownership.Verifier
 
-	// limitLocks serializes, per requester namespace and class, a claim limit's check and the creation
-	// of the namespace it admits (see namespaceclaim_limit.go).
-	limitLocks keyedMutex
+	// limits admits claims to their class's claim limit (see namespaceclaim_limit.go).
+	limits admission.Ledger
 
 	// Requests is the ConfigMap protocol, the one hook through which its rules reach a claim (see
 	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/admission"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/claimstatus"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
@@ -80,7 +81,7 @@ type claimScope struct {
 	// sleepAt is when the sleep phase next looks at the namespace by the clock: when it falls asleep
 	// if nothing happens, or, asleep, its next resync (see reconcileSleep); zero otherwise.
 	sleepAt time.Time
-	// activityObserved is set once reconcileActivity recorded the namespace's activity.
+	// activityObserved is set once reconcileActivity (lifetime.Activity) recorded the namespace's activity.
 	activityObserved bool
 	// tokenOnce is set when the claim asks for its token to be issued only once.
 	tokenOnce bool
@@ -150,16 +151,9 @@ type claimScope struct {
 	// watchcache.NamespaceReuse); zero otherwise.
 	grantsAt time.Time
 
-	// unlockLimit leaves the critical section of the claim limit (see namespaceclaim_limit.go); nil
-	// when the claim was not checked against a limit in this reconcile.
-	unlockLimit func()
-}
-
-// leaveLimit leaves the claim limit's critical section, if this reconcile entered it.
-func (s *claimScope) leaveLimit() {
-	if s.unlockLimit != nil {
-		s.unlockLimit()
-	}
+	// limitSlot is the claim's slot in its claim limit when this reconcile admitted it (see
+	// namespaceclaim_limit.go); nil otherwise.
+	limitSlot *admission.Reservation
 }
 
 // stopped is reconcileNormal's one stop rule: whether the claim goes no further than the phases that

@@ -34,8 +34,9 @@ import (
 // anything is scaled down so no replica count is lost.
 var statusWriters = []string{"patchStatus", "Sleep"}
 
-// statusWriterSources are the files scanned: the claim package's, its pure status derivation's (internal/claimstatus) and the sleeper's.
-var statusWriterSources = []string{"*.go", filepath.Join("..", "..", "claimstatus", "*.go"), filepath.Join("..", "..", "lifecycle", "sleeper", "*.go")}
+// statusWriterSources are the files scanned: the claim package's, its phases' packages' (access, children,
+// lifetime, sleep, ...), its pure status derivation's (internal/claimstatus) and the sleeper's.
+var statusWriterSources = []string{"*.go", filepath.Join("*", "*.go"), filepath.Join("..", "..", "claimstatus", "*.go"), filepath.Join("..", "..", "lifecycle", "sleeper", "*.go")}
 
 // The list of status writers is closed: a status write anywhere else in the package fails this test,
 // and so does the loss of the one writer (the scan would then be looking at nothing).

@@ -21,10 +21,12 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -137,4 +139,22 @@ func finalizersChangedPredicate() predicate.Predicate {
 // requestFor is the reconcile request for a claim key.
 func requestFor(namespace, name string) ctrl.Request {
 	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
+}
+
+// fenceHeldClaims maps a fence event to the claims held by the fence (Ready reason FenceNotIntact, or
+// Pending), read from the cache.
+func (r *NamespaceClaimReconciler) fenceHeldClaims(ctx context.Context, _ client.Object) []reconcile.Request {
+	claims := &tenancyv1alpha1.NamespaceClaimList{}
+	if err := r.List(ctx, claims); err != nil {
+		logf.FromContext(ctx).Error(err, "Listing NamespaceClaims held by the admission fence")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range claims.Items {
+		ready := meta.FindStatusCondition(claims.Items[i].Status.Conditions, tenancyv1alpha1.ReadyCondition)
+		if ready == nil || ready.Reason == tenancyv1alpha1.FenceNotIntactReason || ready.Reason == tenancyv1alpha1.PendingReason {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&claims.Items[i])})
+		}
+	}
+	return out
 }

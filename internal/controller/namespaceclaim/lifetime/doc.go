@@ -14,19 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
-
-import (
-	"context"
-
-	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
-)
-
-// reconcileModeSwitch deletes the token of a claim whose class switched to credentials mode
-// Requester: such a claim keeps no token, refused or not.
-func (r *NamespaceClaimReconciler) reconcileModeSwitch(ctx context.Context, s *claimScope) error {
-	if claimpolicy.IsRequesterMode(s.class) {
-		return r.deleteCredentials(ctx, s)
-	}
-	return nil
-}
+// Package lifetime holds the claim reconciler's lifetime phases: the activity phase (Activity: the
+// namespace's Pods and the claim's heartbeat set the idle clock) and the expiry phase (Expiry: the hard
+// and idle TTLs end the claim, its namespace and its credentials deleted through Ender). Each is a
+// function over the part of the claim's reconcile it reads and writes (ActivityClaim, ExpiryClaim).
+package lifetime

@@ -14,36 +14,36 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package namespaceclaim
+package access
 
 import (
 	"context"
 
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials"
 	"github.com/nsclaim/nsclaim-operator/internal/credentials/tokensecret"
 )
 
-// deleteCredentials deletes the claim's credentials Secret once its namespace is going (expired or
+// DeleteCredentials deletes the claim's credentials Secret once its namespace is going (expired or
 // released): a dead token must not wait, next to the claim, until the namespace is gone, where a
 // pipeline re-run that asks for the same name would read it. The Secret is found with the probe that
 // fails on any Secret not made for this claim, and deleted on the UID and resourceVersion the probe
-// returned, so no other Secret is ever deleted. The status forgets the token, so this runs once.
-func (r *NamespaceClaimReconciler) deleteCredentials(ctx context.Context, s *claimScope) error {
-	claim := s.claim
+// returned, so no other Secret is ever deleted. It reports whether the claim's status named a token (the
+// caller then forgets it); a claim whose status names none changes nothing.
+func DeleteCredentials(ctx context.Context, c client.Client, claim *tenancyv1alpha1.NamespaceClaim) (bool, error) {
 	if claim.Status.CredentialsSecretName == "" && claim.Status.TokenExpiresAt == nil {
-		return nil
+		return false, nil
 	}
-	sec, err := tokensecret.Delete(ctx, r.Client, access.SecretRef(claim, credentials.ClaimSecretName(claim)))
+	sec, err := tokensecret.Delete(ctx, c, SecretRef(claim, credentials.ClaimSecretName(claim)))
 	if err != nil {
-		return err
+		return true, err
 	}
 	if sec != nil {
 		logf.FromContext(ctx).Info("Deleted the credentials of a namespace that is going", "secret", klog.KObj(sec))
 	}
-	s.found.ClearToken()
-	return nil
+	return true, nil
 }
