@@ -39,23 +39,24 @@ func TestRefreshed(t *testing.T) {
 	}{
 		{"a seed counts every live holding", map[types.UID]slot{}, 0,
 			[]Holding{{"a", "ns-a"}, {"b", "ns-b"}},
-			map[types.UID]slot{"a": held("ns-a", 0), "b": held("ns-b", 0)}},
+			map[types.UID]slot{"a": held("ns-a", 9), "b": held("ns-b", 9)}},
 		{"a holding from before the list that the list lacks is gone", map[types.UID]slot{"a": held("ns-a", 2)}, 2,
 			nil, map[types.UID]slot{}},
 		{"a holding from after the list started stays", map[types.UID]slot{"a": held("ns-a", 3)}, 2,
 			nil, map[types.UID]slot{"a": held("ns-a", 3)}},
 		{"a reservation stays whatever the list says", map[types.UID]slot{"a": reserved}, 5,
 			nil, map[types.UID]slot{"a": reserved}},
-		{"a reservation whose namespace the list has is held", map[types.UID]slot{"a": reserved}, 5,
-			[]Holding{{"a", "ns-a"}}, map[types.UID]slot{"a": held("ns-a", 5)}},
-		{"a holding the ledger missed is counted", map[types.UID]slot{"a": held("ns-a", 1)}, 4,
-			[]Holding{{"a", "ns-a"}, {"c", "ns-c"}}, map[types.UID]slot{"a": held("ns-a", 4), "c": held("ns-c", 4)}},
+		// An older list running at the same time could drop it if it became a holding of this list's seq.
+		{"a reservation whose namespace the list has stays a reservation", map[types.UID]slot{"a": reserved}, 5,
+			[]Holding{{"a", "ns-a"}}, map[types.UID]slot{"a": reserved}},
+		{"a holding the ledger missed is counted, recorded after every list so far", map[types.UID]slot{"a": held("ns-a", 1)}, 4,
+			[]Holding{{"a", "ns-a"}, {"c", "ns-c"}}, map[types.UID]slot{"a": held("ns-a", 1), "c": held("ns-c", 9)}},
 		{"a later holding keeps its own record", map[types.UID]slot{"a": held("ns-a2", 6)}, 4,
 			[]Holding{{"a", "ns-a"}}, map[types.UID]slot{"a": held("ns-a2", 6)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := refreshed(tc.slots, tc.start, tc.holdings); !maps.Equal(got, tc.want) {
+			if got := refreshed(tc.slots, tc.start, 9, tc.holdings); !maps.Equal(got, tc.want) {
 				t.Fatalf("refreshed = %v, want %v", got, tc.want)
 			}
 		})
