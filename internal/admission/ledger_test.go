@@ -142,3 +142,39 @@ func TestGoneAndForget(t *testing.T) {
 		t.Fatalf("counted %v after the reseed, want [a]", got)
 	}
 }
+
+// TestOlderListNeverDropsANamespaceBeingMade: two refused claims refresh at once; the newer list has
+// the namespace a reserved claim just made, the older one does not. Whatever order they apply in, the
+// reservation is still counted: the older list, applied last, must not admit a second claim to a
+// limit of one.
+func TestOlderListNeverDropsANamespaceBeingMade(t *testing.T) {
+	var l Ledger
+	key := Key{"team-a", "ci"}
+	a, err := l.Admit(context.Background(), key, "a", under(1), lister())
+	if err != nil || a == nil {
+		t.Fatalf("first claim not admitted: %v", err)
+	}
+	listing, release := make(chan struct{}), make(chan struct{})
+	older := func(context.Context) ([]Holding, error) {
+		close(listing)
+		<-release
+		return nil, nil // taken before a's namespace existed
+	}
+	done := make(chan *Reservation)
+	go func() {
+		r, _ := l.Admit(context.Background(), key, "d", under(1), older)
+		done <- r
+	}()
+	<-listing
+	if r, _ := l.Admit(context.Background(), key, "e", under(1), lister(Holding{"a", "ns-a"})); r != nil {
+		t.Fatal("a claim was admitted over a namespace being made")
+	}
+	close(release)
+	if r := <-done; r != nil {
+		t.Fatal("an older list dropped the namespace being made and admitted a second claim")
+	}
+	a.Hold("ns-a")
+	if got := l.Counted(key); len(got) != 1 || got[0] != "a" {
+		t.Fatalf("counted %v, want [a]", got)
+	}
+}
