@@ -155,10 +155,10 @@ func TestOlderListNeverDropsANamespaceBeingMade(t *testing.T) {
 		t.Fatalf("first claim not admitted: %v", err)
 	}
 	listing, release := make(chan struct{}), make(chan struct{})
-	older := func(context.Context) ([]Holding, error) {
+	older := func(ctx context.Context) ([]Holding, error) {
 		close(listing)
 		<-release
-		return nil, nil // taken before a's namespace existed
+		return lister()(ctx) // taken before a's namespace existed
 	}
 	done := make(chan *Reservation)
 	go func() {
