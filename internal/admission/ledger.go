@@ -101,7 +101,8 @@ func (l *Ledger) Admit(ctx context.Context, key Key, claim types.UID, check Chec
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e.slots = refreshed(e.slots, start, holdings)
+	e.seq++
+	e.slots = refreshed(e.slots, start, e.seq, holdings)
 	if admitted(e, claim, check) {
 		return r, nil
 	}
@@ -125,7 +126,8 @@ func (l *Ledger) seed(ctx context.Context, e *entry, live Lister) error {
 		return err
 	}
 	l.mu.Lock()
-	e.slots = refreshed(e.slots, start, holdings)
+	e.seq++
+	e.slots = refreshed(e.slots, start, e.seq, holdings)
 	e.seeded = true
 	l.mu.Unlock()
 	return nil
@@ -257,10 +259,12 @@ func counted(slots map[types.UID]slot, claim types.UID) []types.UID {
 }
 
 // refreshed is slots after a live list that started at seq start returned holdings: a holding recorded
-// at or before start that the list does not have is gone; one the list has is held (the ledger may have
-// missed it, or a reservation's namespace exists already); other reservations stay (their namespace
-// may not exist yet), as do holdings recorded after start (the list may have missed them).
-func refreshed(slots map[types.UID]slot, start uint64, holdings []Holding) map[types.UID]slot {
+// at or before start that the list does not have is gone; a claim the list has that slots lack is held
+// (the ledger missed it), recorded at next, a seq no list that started before this refresh has; every
+// other slot stays as it is: a reservation (its namespace may not exist yet, and its own Hold or
+// Release settles it), and a holding recorded after start (the list may have missed it). A slot is
+// never recorded with an older seq than it has: a list older than the newest that saw it cannot drop it.
+func refreshed(slots map[types.UID]slot, start, next uint64, holdings []Holding) map[types.UID]slot {
 	live := make(map[types.UID]string, len(holdings))
 	for _, h := range holdings {
 		live[h.Claim] = h.Namespace
@@ -273,8 +277,8 @@ func refreshed(slots map[types.UID]slot, start uint64, holdings []Holding) map[t
 		out[uid] = s
 	}
 	for uid, ns := range live {
-		if s, ok := out[uid]; !ok || !s.held || s.heldAt <= start {
-			out[uid] = slot{namespace: ns, held: true, heldAt: start}
+		if _, ok := out[uid]; !ok {
+			out[uid] = slot{namespace: ns, held: true, heldAt: next}
 		}
 	}
 	return out

@@ -39,23 +39,24 @@ func TestRefreshed(t *testing.T) {
 	}{
 		{"a seed counts every live holding", map[types.UID]slot{}, 0,
 			[]Holding{{"a", "ns-a"}, {"b", "ns-b"}},
-			map[types.UID]slot{"a": held("ns-a", 0), "b": held("ns-b", 0)}},
+			map[types.UID]slot{"a": held("ns-a", 9), "b": held("ns-b", 9)}},
 		{"a holding from before the list that the list lacks is gone", map[types.UID]slot{"a": held("ns-a", 2)}, 2,
 			nil, map[types.UID]slot{}},
 		{"a holding from after the list started stays", map[types.UID]slot{"a": held("ns-a", 3)}, 2,
 			nil, map[types.UID]slot{"a": held("ns-a", 3)}},
 		{"a reservation stays whatever the list says", map[types.UID]slot{"a": reserved}, 5,
 			nil, map[types.UID]slot{"a": reserved}},
-		{"a reservation whose namespace the list has is held", map[types.UID]slot{"a": reserved}, 5,
-			[]Holding{{"a", "ns-a"}}, map[types.UID]slot{"a": held("ns-a", 5)}},
-		{"a holding the ledger missed is counted", map[types.UID]slot{"a": held("ns-a", 1)}, 4,
-			[]Holding{{"a", "ns-a"}, {"c", "ns-c"}}, map[types.UID]slot{"a": held("ns-a", 4), "c": held("ns-c", 4)}},
+		// An older list running at the same time could drop it if it became a holding of this list's seq.
+		{"a reservation whose namespace the list has stays a reservation", map[types.UID]slot{"a": reserved}, 5,
+			[]Holding{{"a", "ns-a"}}, map[types.UID]slot{"a": reserved}},
+		{"a holding the ledger missed is counted, recorded after every list so far", map[types.UID]slot{"a": held("ns-a", 1)}, 4,
+			[]Holding{{"a", "ns-a"}, {"c", "ns-c"}}, map[types.UID]slot{"a": held("ns-a", 1), "c": held("ns-c", 9)}},
 		{"a later holding keeps its own record", map[types.UID]slot{"a": held("ns-a2", 6)}, 4,
 			[]Holding{{"a", "ns-a"}}, map[types.UID]slot{"a": held("ns-a2", 6)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := refreshed(tc.slots, tc.start, tc.holdings); !maps.Equal(got, tc.want) {
+			if got := refreshed(tc.slots, tc.start, 9, tc.holdings); !maps.Equal(got, tc.want) {
 				t.Fatalf("refreshed = %v, want %v", got, tc.want)
 			}
 		})
@@ -139,5 +140,41 @@ func TestGoneAndForget(t *testing.T) {
 	}
 	if got := l.Counted(key); len(got) != 1 || got[0] != "a" {
 		t.Fatalf("counted %v after the reseed, want [a]", got)
+	}
+}
+
+// TestOlderListNeverDropsANamespaceBeingMade: two refused claims refresh at once; the newer list has
+// the namespace a reserved claim just made, the older one does not. Whatever order they apply in, the
+// reservation is still counted: the older list, applied last, must not admit a second claim to a
+// limit of one.
+func TestOlderListNeverDropsANamespaceBeingMade(t *testing.T) {
+	var l Ledger
+	key := Key{"team-a", "ci"}
+	a, err := l.Admit(context.Background(), key, "a", under(1), lister())
+	if err != nil || a == nil {
+		t.Fatalf("first claim not admitted: %v", err)
+	}
+	listing, release := make(chan struct{}), make(chan struct{})
+	older := func(ctx context.Context) ([]Holding, error) {
+		close(listing)
+		<-release
+		return lister()(ctx) // taken before a's namespace existed
+	}
+	done := make(chan *Reservation)
+	go func() {
+		r, _ := l.Admit(context.Background(), key, "d", under(1), older)
+		done <- r
+	}()
+	<-listing
+	if r, _ := l.Admit(context.Background(), key, "e", under(1), lister(Holding{"a", "ns-a"})); r != nil {
+		t.Fatal("a claim was admitted over a namespace being made")
+	}
+	close(release)
+	if r := <-done; r != nil {
+		t.Fatal("an older list dropped the namespace being made and admitted a second claim")
+	}
+	a.Hold("ns-a")
+	if got := l.Counted(key); len(got) != 1 || got[0] != "a" {
+		t.Fatalf("counted %v, want [a]", got)
 	}
 }
