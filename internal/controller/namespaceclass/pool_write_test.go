@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
@@ -139,4 +140,37 @@ func TestPoolReportBurstIsCoalesced(t *testing.T) {
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(class), cur)).To(Succeed())
 		g.Expect(cur.Status.Pool).To(Equal(next))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+func TestOnlyPoolCountsChanged(t *testing.T) {
+	base := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: "ci", ResourceVersion: "1", Generation: 1},
+		Spec:   tenancyv1alpha1.NamespaceClassSpec{ClusterRole: "edit", Pool: tenancyv1alpha1.PoolSpec{Size: 5}},
+		Status: tenancyv1alpha1.NamespaceClassStatus{ObservedGeneration: 1, Pool: &tenancyv1alpha1.PoolStatus{Ready: 5}}}
+	for _, tc := range []struct {
+		name   string
+		change func(c *tenancyv1alpha1.NamespaceClass)
+		want   bool
+	}{
+		{"pool counts", func(c *tenancyv1alpha1.NamespaceClass) {
+			c.Status.Pool = &tenancyv1alpha1.PoolStatus{Ready: 4, Creating: 1}
+		}, true},
+		{"pool counts cleared", func(c *tenancyv1alpha1.NamespaceClass) { c.Status.Pool = nil }, true},
+		{"spec", func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.Pool.Size = 6; c.Generation = 2 }, false},
+		{"observed generation", func(c *tenancyv1alpha1.NamespaceClass) { c.Status.ObservedGeneration = 2 }, false},
+		{"a condition", func(c *tenancyv1alpha1.NamespaceClass) {
+			c.Status.Conditions = []metav1.Condition{{Type: tenancyv1alpha1.ReadyCondition, Status: metav1.ConditionFalse}}
+		}, false},
+		{"a label", func(c *tenancyv1alpha1.NamespaceClass) { c.Labels = map[string]string{"a": "b"} }, false},
+		{"deletion", func(c *tenancyv1alpha1.NamespaceClass) { now := metav1.Now(); c.DeletionTimestamp = &now }, false},
+	} {
+		cur := base.DeepCopy()
+		cur.ResourceVersion = "2"
+		tc.change(cur)
+		if got := onlyPoolCountsChanged(base, cur); got != tc.want {
+			t.Errorf("%s: onlyPoolCountsChanged = %v, want %v", tc.name, got, tc.want)
+		}
+		if got := NotOnlyPoolCounts().Update(event.UpdateEvent{ObjectOld: base, ObjectNew: cur}); got == tc.want {
+			t.Errorf("%s: the predicate passed the update: %v, want %v", tc.name, got, !tc.want)
+		}
+	}
 }
