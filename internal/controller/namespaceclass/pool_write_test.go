@@ -18,7 +18,6 @@ package namespaceclass
 
 import (
 	"context"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,19 +25,15 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
-	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
 func TestCoalesceWait(t *testing.T) {
@@ -66,12 +61,7 @@ func TestCoalesceWait(t *testing.T) {
 func TestPoolReportBurstIsCoalesced(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	cfg := testenv.Start(t, &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true})
-	scheme := runtime.NewScheme()
-	g.Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	g.Expect(tenancyv1alpha1.AddToScheme(scheme)).To(Succeed())
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	g.Expect(err).NotTo(HaveOccurred())
+	cfg, scheme, c := StartAPIServer(t, g)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -90,13 +80,7 @@ func TestPoolReportBurstIsCoalesced(t *testing.T) {
 	const interval = 2 * time.Second
 	pools := NewPoolReports()
 	g.Expect((&NamespaceClassReconciler{Client: counting, Pools: pools, PoolWriteInterval: interval}).SetupWithManager(mgr)).To(Succeed())
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = mgr.Start(mctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	RunManager(t, mgr)
 
 	class := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: "burst"}, Spec: tenancyv1alpha1.NamespaceClassSpec{
 		ClusterRole: "edit", Naming: tenancyv1alpha1.NamingSpec{Prefix: "burst-"}, Pool: tenancyv1alpha1.PoolSpec{Size: 50}}}
