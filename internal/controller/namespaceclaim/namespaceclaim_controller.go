@@ -38,6 +38,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/selftest"
 )
@@ -157,7 +158,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 	return nil
 }
 
-// SetupWithManager watches claims, classes, the namespaces nsclaim made and the objects inside them.
+// SetupWithManager watches claims, classes (not the writes of their pool counts), the namespaces nsclaim made and the objects inside them.
 func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexClaims(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -188,7 +189,7 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&networkingv1.NetworkPolicy{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
 		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
 		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(r.childToClaim), managed).
-		Watches(&tenancyv1alpha1.NamespaceClass{}, handler.EnqueueRequestsFromMapFunc(r.classToClaims)).
+		Watches(&tenancyv1alpha1.NamespaceClass{}, handler.EnqueueRequestsFromMapFunc(r.classToClaims), builder.WithPredicates(namespaceclass.NotOnlyPoolCounts())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("namespaceclaim").
 		Complete(r)

@@ -64,10 +64,20 @@ type NamespaceClassReconciler struct {
 	// Pools carries the pool reconciler's counts, written to status.pool; nil writes no status.pool.
 	Pools *PoolReports
 
+	// PoolWriteInterval is the least time between two status writes of one class that change only
+	// status.pool: the reports of a burst of handouts and refills are coalesced into one write per
+	// interval, the last one holding the last report. Zero means DefaultPoolWriteInterval.
+	PoolWriteInterval time.Duration
+
 	// checked remembers, by class name, the last check written (checkMark): a reconcile that a pool
 	// report asked for writes the counts without checking the class again before it is due.
 	checked sync.Map
+	// poolWritten remembers, by class name, when status.pool was last written (time.Time).
+	poolWritten sync.Map
 }
+
+// DefaultPoolWriteInterval is the least time between two writes of a class's status.pool alone.
+const DefaultPoolWriteInterval = time.Second
 
 // checkMark is a class's last check that reached its status: for which UID and generation, and when.
 type checkMark struct {
@@ -87,6 +97,7 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Get(ctx, req.NamespacedName, class); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.checked.Delete(req.Name)
+			r.poolWritten.Delete(req.Name)
 			if r.Pools != nil {
 				r.Pools.forget(req.Name)
 			}
@@ -104,14 +115,23 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		meta.SetStatusCondition(&class.Status.Conditions, cond)
 		class.Status.ObservedGeneration = class.Generation
 	}
+	poolChanged := false
 	if r.Pools != nil {
 		if pool, ok := r.Pools.pool(class); ok {
+			poolChanged = !equality.Semantic.DeepEqual(class.Status.Pool, pool)
 			class.Status.Pool = pool
 		}
 	}
 	if !equality.Semantic.DeepEqual(before.Status, class.Status) {
+		onlyPool := !due && equality.Semantic.DeepEqual(before.Status.Conditions, class.Status.Conditions)
+		if wait := r.poolWriteWait(class.Name, onlyPool, now); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 		if err := r.Status().Patch(ctx, class, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("patching NamespaceClass status: %w", err)
+		}
+		if poolChanged {
+			r.poolWritten.Store(class.Name, now)
 		}
 	}
 	if due {
@@ -120,6 +140,33 @@ func (r *NamespaceClassReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	mark, _ := r.checked.Load(class.Name)
 	return ctrl.Result{RequeueAfter: mark.(checkMark).at.Add(recheckAfter(class)).Sub(now)}, nil
+}
+
+// poolWriteWait is how long a status write of the class named name waits: a write that changes only
+// status.pool (onlyPool) waits until PoolWriteInterval after the last write of status.pool; any other
+// write, and the first, waits for nothing.
+func (r *NamespaceClassReconciler) poolWriteWait(name string, onlyPool bool, now time.Time) time.Duration {
+	if !onlyPool {
+		return 0
+	}
+	v, ok := r.poolWritten.Load(name)
+	if !ok {
+		return 0
+	}
+	interval := r.PoolWriteInterval
+	if interval <= 0 {
+		interval = DefaultPoolWriteInterval
+	}
+	return coalesceWait(v.(time.Time), now, interval)
+}
+
+// coalesceWait is how long after now a write may happen when the last one happened at last and two
+// writes are at least interval apart: zero when it may happen now.
+func coalesceWait(last, now time.Time, interval time.Duration) time.Duration {
+	if wait := last.Add(interval).Sub(now); wait > 0 {
+		return wait
+	}
+	return 0
 }
 
 // recheckAfter is how often class is checked again: stampRecheck for a class of credentials mode

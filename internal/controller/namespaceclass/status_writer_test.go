@@ -19,7 +19,6 @@ package namespaceclass_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,21 +27,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespacepool"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
-	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 )
 
@@ -56,12 +51,7 @@ var errPoolWroteStatus = errors.New("the pool reconciler wrote a NamespaceClass'
 func TestClassStatusHasOneWriter(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	cfg := testenv.Start(t, &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true})
-	scheme := runtime.NewScheme()
-	g.Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
-	g.Expect(tenancyv1alpha1.AddToScheme(scheme)).To(Succeed())
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	g.Expect(err).NotTo(HaveOccurred())
+	cfg, scheme, c := namespaceclass.StartAPIServer(t, g)
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-system"}})).To(Succeed())
 	key, keyCreated, err := ownership.LoadOrCreateKey(ctx, c, "nsclaim-system")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -99,13 +89,7 @@ func TestClassStatusHasOneWriter(t *testing.T) {
 	g.Expect((&namespacepool.PoolReconciler{Client: poolClient, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("nsclaim"),
 		Ownership: owns, RefillRate: 50, Reports: pools}).SetupWithManager(mgr)).To(Succeed())
 	g.Expect((&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient(), Pools: pools}).SetupWithManager(mgr)).To(Succeed())
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = mgr.Start(mctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	namespaceclass.RunManager(t, mgr)
 
 	class := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: "pooled"}, Spec: tenancyv1alpha1.NamespaceClassSpec{
 		ClusterRole: "edit", Naming: tenancyv1alpha1.NamingSpec{Prefix: "pooled-"}, Pool: tenancyv1alpha1.PoolSpec{Size: 2}}}

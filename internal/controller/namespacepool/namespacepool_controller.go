@@ -44,6 +44,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/kube"
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
@@ -409,13 +410,13 @@ func (r *PoolReconciler) reportStatus(ctx context.Context, class *tenancyv1alpha
 	r.Reports.Report(ctx, class, want)
 }
 
-// SetupWithManager watches classes, the pooled namespaces (and the ones handed out of a pool, whose
+// SetupWithManager watches classes (not the writes of their pool counts), the pooled namespaces (and the ones handed out of a pool, whose
 // old labels name it) and their quotas.
 func (r *PoolReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	managed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return claimpolicy.IsManaged(o) }))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("namespacepool").
-		Watches(&tenancyv1alpha1.NamespaceClass{}, handler.EnqueueRequestsFromMapFunc(classToPool)).
+		Watches(&tenancyv1alpha1.NamespaceClass{}, handler.EnqueueRequestsFromMapFunc(classToPool), builder.WithPredicates(namespaceclass.NotOnlyPoolCounts())).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(namespaceToPool), managed).
 		Watches(&corev1.ResourceQuota{}, handler.EnqueueRequestsFromMapFunc(r.quotaToPool), managed).
 		Complete(r)
