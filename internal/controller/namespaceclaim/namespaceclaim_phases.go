@@ -35,10 +35,6 @@ import (
 // The small phases that are one call to a collaborator (the request owner, the mode switch) stand here
 // too.
 
-// DefaultSleepResync is how often a sleeping namespace is checked for recorded objects that run again
-// (sleep.DefaultSleepResync).
-const DefaultSleepResync = sleep.DefaultSleepResync
-
 // reconcileActivity observes the activity of the namespace a claim holds and records the idle clock
 // (lifetime.Activity): it hands the phase the part of the scope it reads and takes back what it recorded.
 func (r *NamespaceClaimReconciler) reconcileActivity(ctx context.Context, s *claimScope) error {

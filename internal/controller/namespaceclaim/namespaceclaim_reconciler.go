@@ -104,7 +104,7 @@ type NamespaceClaimReconciler struct {
 	// tests only).
 	ActivePods *watchcache.ActivePods
 	// SleepResync is how often a sleeping namespace is checked for recorded objects that run again;
-	// 0 means DefaultSleepResync.
+	// 0 means sleep.DefaultSleepResync.
 	SleepResync time.Duration
 
 	// NameReuse holds back the grants of a namespace whose name was in use moments ago, until the API
