@@ -76,7 +76,7 @@ test: verify vet lint test-unit test-alerts test-local test-security test-oidc t
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
 test-unit: control-plane ## Run unit tests and the envtest suites (real kube-apiserver and etcd; kube-controller-manager for the claim reconciler), and test/invariants' envtest test.
-	KUBEBUILDER_ASSETS="$(KUBE_BIN)" NSCLAIM_REQUIRE_ENVTEST=1 go test $$(go list ./... | grep -v /test/) ./test/invariants/ -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$(KUBE_BIN)" NSCLAIM_REQUIRE_ENVTEST=1 go test $$(go list ./... | grep -v /test/) ./test/invariants/ ./test/bench/ -coverprofile cover.out
 
 .PHONY: test-local
 test-local: control-plane build kustomize ## Install from the release manifests alone (install.yaml, fence.yaml: a claim Ready within 30 s of the fence), then run the e2e suite, on a local cluster (started, then stopped, here).

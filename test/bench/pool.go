@@ -51,6 +51,9 @@ type poolRow struct {
 	// their window.
 	single     []time.Duration
 	singleLoad load
+	// stages is where the single claims' time went (stageMedians) over stagedOf claims.
+	stages   map[string]time.Duration
+	stagedOf int
 	// burst is the burst of size claims in one requester namespace, spread the same over spreadOver
 	// requester namespaces (spreadOver 0: not run).
 	burst, spread pooledBurst
@@ -99,6 +102,7 @@ func (b *bencher) poolPhase(ctx context.Context) error {
 	b.logf("pool: %d ready in %s (load %s)", n, row.fill.Round(time.Millisecond), loadAvg())
 
 	w := b.begin(ctx, b.op.pid())
+	var singles []claimRef
 	for i := 0; i < b.o.latency; i++ {
 		if err := b.waitPoolFull(ctx, n); err != nil {
 			return err
@@ -113,11 +117,15 @@ func (b *bencher) poolPhase(ctx context.Context) error {
 		}
 		lat, _ := b.track.latencies(refs)
 		row.single = append(row.single, lat[0])
+		singles = append(singles, refs[0])
 		if err := sleep(ctx, b.o.latencyPause); err != nil {
 			return err
 		}
 	}
 	row.singleLoad = w.end(ctx, b.op.pid())
+	if events, err := b.audit.readTimed(w.from, b.audit.offset()); err == nil {
+		row.stages, row.stagedOf = stageMedians(b.stageSamplesOf(ctx, singles), events)
+	}
 	sort.Slice(row.single, func(i, j int) bool { return row.single[i] < row.single[j] })
 	if len(row.single) > 0 {
 		b.logf("pool single claim: p50 %s p90 %s p99 %s (targets p50 <= %s, p99 <= %s; load %s)", percentile(row.single, 50).Round(time.Millisecond),
@@ -265,6 +273,7 @@ func (r *poolRow) markdown(p func(string, ...any)) {
 	}
 	p("")
 	if len(r.single) > 0 {
+		stagesMarkdown(p, r.stages, r.stagedOf, percentile(r.single, 50))
 		r.singleCosts(p)
 	}
 	p("| pool target | figure | |")
