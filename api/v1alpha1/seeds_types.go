@@ -145,3 +145,33 @@ const (
 	// operator made (another kind, or no origin of this seed), and is left alone.
 	SeedConflictReason = "SeedConflict"
 )
+
+// SeedSourceReplacedReason: a seed's source was deleted and made again (a new UID) since the copy in
+// this claim's namespace was made; the copy is kept as it was and the new source is not copied until
+// its owner acknowledges the replacement with the annotation seeds.nsclaim.dev/replaces naming the
+// previous UID.
+const SeedSourceReplacedReason = "SeedSourceReplaced"
+
+// SeedReplacesAnnotation on a source object names the UID of the source it replaces: its owner's
+// acknowledgement that claims holding a copy of the previous source may take the new one.
+const SeedReplacesAnnotation = "seeds.nsclaim.dev/replaces"
+
+// SeedStatus is what a claim's namespace holds of one seed: the copy, the source UID it was copied
+// from (pinned: a source of another UID is not taken silently), and why it is not synced.
+type SeedStatus struct {
+	// kind is the seed's kind.
+	// +required
+	Kind SeedKind `json:"kind"`
+	// name is the copy's name in the claim's namespace.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// sourceUID is the UID of the source object the copy was made from.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SourceUID string `json:"sourceUID,omitempty"`
+	// reason is Synced, or why the copy is not in sync (a SeedsSynced reason).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason,omitempty"`
+}
