@@ -49,7 +49,7 @@ const (
 
 // Seed names one object the operator copies into every claimed namespace of a class, from the one
 // source namespace it is configured with (NSCLAIM_SEED_NAMESPACE). The source object must carry the
-// label seeds.nsclaim.dev/class naming the class (or `*`): a class names a seed, the source's owner
+// label seeds.nsclaim.dev/class naming the class (or `All`): a class names a seed, the source's owner
 // consents to it. Nothing in a claim can add or change a seed.
 // +kubebuilder:validation:XValidation:rule="!has(self.imagePullSecret) || self.imagePullSecret == 'None' || self.kind == 'Secret'",message="seeds[].imagePullSecret applies to seeds of kind Secret only"
 type Seed struct {
@@ -101,11 +101,12 @@ func (s Seed) SeedTarget() string {
 
 // Well-known names of seeds.
 const (
-	// SeedClassLabel on a source object in the seed namespace names the class that may copy it, or `*`
-	// for every class: the source owner's consent. An object without it is never copied.
+	// SeedClassLabel on a source object in the seed namespace names the class that may copy it, or
+	// SeedAnyClass for every class: the source owner's consent. An object without it is never copied.
 	SeedClassLabel = "seeds.nsclaim.dev/class"
-	// SeedAnyClass is the value of SeedClassLabel that lets every class copy the object.
-	SeedAnyClass = "*"
+	// SeedAnyClass is the value of SeedClassLabel that lets every class copy the object. (`*` is no
+	// valid label value; a class's name is lowercase, so it is never `All`.)
+	SeedAnyClass = "All"
 	// SeedLabel marks a copy in a claimed namespace; its value is the copy's kind. The operator's
 	// caches select copies by it.
 	SeedLabel = "seeds.nsclaim.dev/seed"
@@ -137,7 +138,7 @@ const (
 	// SeedSourceNotFoundReason: a seed's source object is not in the seed namespace.
 	SeedSourceNotFoundReason = "SeedSourceNotFound"
 	// SeedNotConsentedReason: a seed's source object lacks the label seeds.nsclaim.dev/class naming the
-	// class (or `*`); it is never copied.
+	// class (or `All`); it is never copied.
 	SeedNotConsentedReason = "SeedNotConsented"
 	// SeedKindNotAllowedReason: a seed names a kind outside the allow-list (Secret, ConfigMap).
 	SeedKindNotAllowedReason = "SeedKindNotAllowed"

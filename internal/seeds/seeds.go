@@ -61,7 +61,7 @@ func (r Resolved) Target() string { return r.Seed.SeedTarget() }
 // namespace holds pinned (the claim's status.seeds; nil for a new claim). A seed is copyable only
 // when: seeds are on (seedNamespace set), its kind is on the allow-list, its source is in the seed
 // namespace and of that kind (a Secret of an allowed type), the source carries the label
-// seeds.nsclaim.dev/class naming the class or `*`, and its UID is the pinned one (or the source
+// seeds.nsclaim.dev/class naming the class or `All`, and its UID is the pinned one (or the source
 // acknowledges replacing it, seeds.nsclaim.dev/replaces).
 func Resolve(class *tenancyv1alpha1.NamespaceClass, seedNamespace string, get Lookup, pinned []tenancyv1alpha1.SeedStatus) []Resolved {
 	out := make([]Resolved, 0, len(class.Spec.Seeds))
@@ -84,13 +84,13 @@ func resolveOne(class string, s tenancyv1alpha1.Seed, seedNamespace string, get 
 	}
 	src := get(s.Kind, s.Name)
 	if src == nil || src.GetNamespace() != seedNamespace || src.GetName() != s.Name {
-		return nil, tenancyv1alpha1.SeedSourceNotFoundReason, fmt.Sprintf("seed %s: no such object in the seed namespace", ref)
+		return nil, tenancyv1alpha1.SeedSourceNotFoundReason, fmt.Sprintf("seed %s: no such object carrying the label %s in the seed namespace (an object without it is never read)", ref, tenancyv1alpha1.SeedClassLabel)
 	}
 	if msg := kindProblem(s.Kind, src); msg != "" {
 		return nil, tenancyv1alpha1.SeedKindNotAllowedReason, fmt.Sprintf("seed %s: %s", ref, msg)
 	}
 	if v, ok := src.GetLabels()[tenancyv1alpha1.SeedClassLabel]; !ok || (v != class && v != tenancyv1alpha1.SeedAnyClass) {
-		return nil, tenancyv1alpha1.SeedNotConsentedReason, fmt.Sprintf("seed %s: the source lacks the label %s=%s (or *), so class %s may not copy it", ref, tenancyv1alpha1.SeedClassLabel, class, class)
+		return nil, tenancyv1alpha1.SeedNotConsentedReason, fmt.Sprintf("seed %s: the source lacks the label %s=%s (or All), so class %s may not copy it", ref, tenancyv1alpha1.SeedClassLabel, class, class)
 	}
 	if uid := string(src.GetUID()); pinned != "" && uid != pinned && src.GetAnnotations()[tenancyv1alpha1.SeedReplacesAnnotation] != pinned {
 		return nil, tenancyv1alpha1.SeedSourceReplacedReason, fmt.Sprintf("seed %s: the source was made again (UID %s, the copy came from %s); the copy is kept until the source carries %s=%s", ref, uid, pinned, tenancyv1alpha1.SeedReplacesAnnotation, pinned)

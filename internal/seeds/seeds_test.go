@@ -99,13 +99,13 @@ func TestResolve(t *testing.T) {
 		wantMsg    string
 	}{
 		{name: "labelled for the class", seed: pull, objs: []client.Object{secret("registry", corev1.SecretTypeDockerConfigJson, labelled("ci"))}, wantReason: tenancyv1alpha1.SeedsSyncedReason},
-		{name: "labelled for every class", seed: ca, objs: []client.Object{configMap("corp-ca", labelled("*"))}, wantReason: tenancyv1alpha1.SeedsSyncedReason},
+		{name: "labelled for every class", seed: ca, objs: []client.Object{configMap("corp-ca", labelled("All"))}, wantReason: tenancyv1alpha1.SeedsSyncedReason},
 		{name: "seeds off", seedNS: "-", seed: pull, objs: []client.Object{secret("registry", corev1.SecretTypeOpaque, labelled("ci"))}, wantReason: tenancyv1alpha1.SeedsDisabledReason, wantMsg: "NSCLAIM_SEED_NAMESPACE is unset"},
 		{name: "no source", seed: pull, wantReason: tenancyv1alpha1.SeedSourceNotFoundReason, wantMsg: "Secret nsclaim-seeds/registry: no such object"},
 		{name: "attack: no opt-in label", seed: pull, objs: []client.Object{secret("registry", corev1.SecretTypeOpaque)}, wantReason: tenancyv1alpha1.SeedNotConsentedReason, wantMsg: "lacks the label seeds.nsclaim.dev/class=ci"},
 		{name: "attack: labelled for another class", seed: pull, objs: []client.Object{secret("registry", corev1.SecretTypeOpaque, labelled("prod"))}, wantReason: tenancyv1alpha1.SeedNotConsentedReason},
-		{name: "attack: a Secret outside the seed namespace", seed: pull, objs: []client.Object{secret("registry", corev1.SecretTypeOpaque, labelled("*"), inNS("kube-system"))}, wantReason: tenancyv1alpha1.SeedSourceNotFoundReason},
-		{name: "attack: a service-account-token Secret", seed: pull, objs: []client.Object{secret("registry", corev1.SecretTypeServiceAccountToken, labelled("*"))}, wantReason: tenancyv1alpha1.SeedKindNotAllowedReason, wantMsg: "kubernetes.io/service-account-token are never copied"},
+		{name: "attack: a Secret outside the seed namespace", seed: pull, objs: []client.Object{secret("registry", corev1.SecretTypeOpaque, labelled("All"), inNS("kube-system"))}, wantReason: tenancyv1alpha1.SeedSourceNotFoundReason},
+		{name: "attack: a service-account-token Secret", seed: pull, objs: []client.Object{secret("registry", corev1.SecretTypeServiceAccountToken, labelled("All"))}, wantReason: tenancyv1alpha1.SeedKindNotAllowedReason, wantMsg: "kubernetes.io/service-account-token are never copied"},
 		{name: "attack: a kind off the allow-list", seed: seedOf("ClusterRole", "admin"), objs: []client.Object{&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "admin"}}}, wantReason: tenancyv1alpha1.SeedKindNotAllowedReason, wantMsg: `kind "ClusterRole" is not one a seed may copy`},
 		{name: "attack: lookup returns another kind", seed: pull, objs: []client.Object{&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "registry", Namespace: seedNS, Labels: map[string]string{tenancyv1alpha1.SeedClassLabel: "*"}}}}, wantReason: tenancyv1alpha1.SeedKindNotAllowedReason, wantMsg: "not a Secret or a ConfigMap"},
 		{name: "pinned UID kept", seed: pull, pinned: pinned, objs: []client.Object{secret("registry", corev1.SecretTypeOpaque, labelled("ci"))}, wantReason: tenancyv1alpha1.SeedsSyncedReason},

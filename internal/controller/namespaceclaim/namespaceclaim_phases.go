@@ -212,7 +212,7 @@ func (r *NamespaceClaimReconciler) reconcileSleep(ctx context.Context, s *claimS
 // (seeds.Phase): it hands the phase the part of the scope it reads and takes back what it recorded.
 func (r *NamespaceClaimReconciler) reconcileSeeds(ctx context.Context, s *claimScope) error {
 	c := &seeds.Claim{Claim: s.claim, Class: s.class, Owner: s.owner, Namespace: s.namespace, Repaired: s.repaired}
-	p := &seeds.Phase{Client: r.Client, SeedNamespace: r.SeedNamespace}
+	p := &seeds.Phase{Client: r.Client, APIReader: r.APIReader, SeedNamespace: r.SeedNamespace}
 	if r.Seeds != nil {
 		p.Sources = r.Seeds
 	}

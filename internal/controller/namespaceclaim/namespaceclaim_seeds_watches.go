@@ -34,7 +34,7 @@ func (r *NamespaceClaimReconciler) watchSeeds(b *builder.Builder) *builder.Build
 	if r.Seeds == nil {
 		return b
 	}
-	for _, src := range r.Seeds.Watches(r.seedSourceToClaims, markedToClaim) {
+	for _, src := range r.Seeds.Watches(r.seedSourceToClaims, r.childToClaim) {
 		b = b.WatchesRawSource(src)
 	}
 	return b

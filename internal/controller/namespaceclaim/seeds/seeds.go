@@ -55,8 +55,10 @@ type Sources interface {
 
 // Phase is the seeds phase and its collaborators.
 type Phase struct {
-	// Client writes (the copies, the ServiceAccounts' imagePullSecrets).
-	Client client.Client
+	// Client writes (the copies, the ServiceAccounts' imagePullSecrets); APIReader reads, metadata
+	// only, a ConfigMap of a copy's name that is no copy (the caches do not hold it).
+	Client    client.Client
+	APIReader client.Reader
 	// Sources reads the seed namespace and the ConfigMap copies; nil means seeds are off (no seed
 	// namespace): a class's seeds are then reported SeedsDisabled.
 	Sources Sources
@@ -225,7 +227,7 @@ func (p *Phase) sync(ctx context.Context, s *Claim, r seedpolicy.Resolved, owner
 func (p *Phase) foreignConfigMap(ctx context.Context, ns, name string) (client.Object, error) {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	ok, err := kube.Found(p.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m))
+	ok, err := kube.Found(p.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m))
 	if err != nil || !ok {
 		return nil, client.IgnoreNotFound(err)
 	}
