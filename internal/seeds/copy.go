@@ -38,7 +38,7 @@ func Desired(r Resolved, namespace string, labels map[string]string) client.Obje
 		l = map[string]string{}
 	}
 	l[tenancyv1alpha1.SeedLabel] = string(r.Seed.Kind)
-	meta := metav1.ObjectMeta{Name: r.Target(), Namespace: namespace, Labels: l, Annotations: map[string]string{
+	om := metav1.ObjectMeta{Name: r.Target(), Namespace: namespace, Labels: l, Annotations: map[string]string{
 		tenancyv1alpha1.SeedSourceNamespaceAnnotation: r.Source.GetNamespace(),
 		tenancyv1alpha1.SeedSourceNameAnnotation:      r.Source.GetName(),
 		tenancyv1alpha1.SeedSourceUIDAnnotation:       string(r.Source.GetUID()),
@@ -46,9 +46,9 @@ func Desired(r Resolved, namespace string, labels map[string]string) client.Obje
 	}}
 	switch src := r.Source.(type) {
 	case *corev1.Secret:
-		return &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta, Type: src.Type, Data: maps.Clone(src.Data)}
+		return &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: om, Type: src.Type, Data: maps.Clone(src.Data)}
 	case *corev1.ConfigMap:
-		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta,
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: om,
 			Data: maps.Clone(src.Data), BinaryData: maps.Clone(src.BinaryData)}
 	}
 	return nil

@@ -137,8 +137,8 @@ func pinnedUID(pinned []tenancyv1alpha1.SeedStatus, s tenancyv1alpha1.Seed) stri
 func Digest(obj client.Object) string {
 	h := sha256.New()
 	write := func(tag, k string, v []byte) {
-		fmt.Fprintf(h, "%s\x00%d:%s\x00%d:", tag, len(k), k, len(v))
-		h.Write(v)
+		_, _ = fmt.Fprintf(h, "%s\x00%d:%s\x00%d:", tag, len(k), k, len(v))
+		_, _ = h.Write(v)
 	}
 	switch o := obj.(type) {
 	case *corev1.Secret:

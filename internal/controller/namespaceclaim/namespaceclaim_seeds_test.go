@@ -91,9 +91,9 @@ func TestSeedsSyncRevertRotateDrop(t *testing.T) {
 	seedSource(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: classSeeds[2].Name}, Data: map[string][]byte{"token": []byte("s3cret")}}, "")
 
 	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
-	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	// The operator never reads an unlabelled object of the seed namespace: to it, there is none.
-	got = seedsCondition(t, claim, metav1.ConditionFalse, tenancyv1alpha1.SeedSourceNotFoundReason)
+	got := seedsCondition(t, claim, metav1.ConditionFalse, tenancyv1alpha1.SeedSourceNotFoundReason)
 	ns := got.Status.Namespace
 	g.Expect(meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.SeedsSyncedCondition).Message).To(ContainSubstring(classSeeds[2].Name + ": no such object carrying the label seeds.nsclaim.dev/class"))
 
@@ -111,7 +111,7 @@ func TestSeedsSyncRevertRotateDrop(t *testing.T) {
 			acc := &corev1.ServiceAccount{}
 			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: sa}, acc)).To(Succeed())
 			g.Expect(acc.ImagePullSecrets).To(ContainElement(corev1.LocalObjectReference{Name: "pull"}))
-		}).WithTimeout(30 * time.Second).Should(Succeed(), "ServiceAccount %s", sa)
+		}).WithTimeout(30*time.Second).Should(Succeed(), "ServiceAccount %s", sa)
 	}
 
 	// A tenant's edit of the ConfigMap copy is reverted, as is its delete.

@@ -29,6 +29,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -202,7 +204,7 @@ func (p *Phase) sync(ctx context.Context, s *Claim, r seedpolicy.Resolved, owner
 			return "", "", err
 		}
 	}
-	err := p.Client.Patch(ctx, want, client.Apply, client.FieldOwner(kube.FieldOwner), client.ForceOwnership)
+	err := apply(ctx, p.Client, want, kube.FieldOwner)
 	switch {
 	case apierrors.IsForbidden(err) || (apierrors.IsInvalid(err) && r.Seed.Kind == tenancyv1alpha1.SeedKindSecret):
 		// A Secret of that name the fence will not let the operator change (not its own), or its own
@@ -302,7 +304,7 @@ func (p *Phase) attachPullSecrets(ctx context.Context, s *Claim, resolved []seed
 			// this field manager never looks like it removes them.
 			obj.Labels = claimpolicy.OwnershipLabels(s.Owner)
 		}
-		err := p.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldOwner), client.ForceOwnership)
+		err := apply(ctx, p.Client, obj, FieldOwner)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -321,4 +323,15 @@ func (s *Claim) hadPullSecrets() bool {
 		}
 	}
 	return false
+}
+
+// apply writes obj, a typed object with its TypeMeta, by server-side apply as owner, taking over any
+// field another manager holds.
+func apply(ctx context.Context, c client.Client, obj client.Object, owner string) error {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}), client.FieldOwner(owner), client.ForceOwnership)
 }
