@@ -178,3 +178,25 @@ func TestSeedsRequiredSourceBlocksANewClaim(t *testing.T) {
 	got = waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
 	eventuallyConfigMap(t, got.Status.Namespace, seed.Name, "v1")
 }
+
+// TestSeedsReachAPooledNamespaceOnlyAtHandout: a class's warm pool makes its namespaces without the
+// seeds (nothing readable sits in an unclaimed namespace); the claim handed one gets them.
+func TestSeedsReachAPooledNamespaceOnlyAtHandout(t *testing.T) {
+	requireEnvtest(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	seed := tenancyv1alpha1.Seed{Kind: tenancyv1alpha1.SeedKindSecret, Name: uniq("pool-pull"), As: "pull"}
+	class := newClass(t, withPrefix("seedpool-"), withSeeds(seed), withPool(1))
+	seedSource(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: seed.Name}, Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"k": []byte("v")}}, class.Name)
+	pooled := waitPoolReady(t, class, 1)
+	err := k8s.Get(ctx, client.ObjectKey{Namespace: pooled[0].Name, Name: "pull"}, &corev1.Secret{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a pooled namespace holds a seed's copy: %v", err)
+
+	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
+	got := waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	g.Expect(meta.FindStatusCondition(got.Status.Conditions, tenancyv1alpha1.PooledCondition).Reason).To(Equal(tenancyv1alpha1.PoolHitReason))
+	g.Eventually(func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: "pull"}, &corev1.Secret{})
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	seedsCondition(t, claim, metav1.ConditionTrue, tenancyv1alpha1.SeedsSyncedReason)
+}
