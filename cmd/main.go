@@ -94,6 +94,7 @@ type options struct {
 	qps                      float64
 	burst                    int
 	requestsNamespace        string
+	seedNamespace            string
 	requestPatterns          string
 	requestsIgnored          string
 	requestsClass            string
@@ -149,6 +150,8 @@ func main() {
 		"Space- or comma-separated regular expressions; a request ConfigMap's name must match one (NSCLAIM_REQUEST_NAME_PATTERNS).")
 	flag.StringVar(&o.requestsIgnored, "requests-ignored-names", envOr("NSCLAIM_REQUESTS_IGNORED_NAMES", configmaprequest.DefaultIgnored),
 		"ConfigMap names in the requests namespace skipped without a warning (NSCLAIM_REQUESTS_IGNORED_NAMES).")
+	flag.StringVar(&o.seedNamespace, "seed-namespace", os.Getenv(tenancyv1alpha1.SeedNamespaceEnv),
+		"The one namespace classes' seeds are copied from (docs/seeds.md); empty (the default) turns seeds off (NSCLAIM_SEED_NAMESPACE).")
 	flag.StringVar(&o.requestsClass, "requests-class", os.Getenv("NSCLAIM_REQUESTS_CLASS"), "NamespaceClass for ConfigMap requests; empty means the default class (NSCLAIM_REQUESTS_CLASS).")
 	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
 		"Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")
@@ -263,6 +266,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	// The seed namespace's caches (docs/seeds.md): its labelled Secrets and ConfigMaps only, through a
+	// Role there, and the ConfigMap copies; none when seeds are off.
+	seedCaches, err := watchcache.AddSeeds(mgr, cfg, scheme, o.seedNamespace)
+	if err != nil {
+		return err
+	}
 	owns := &ownership.Verifier{Key: ownershipKey, KeyCreated: keyCreated, Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim")}
 	claims := &namespaceclaim.NamespaceClaimReconciler{
 		Ownership:                owns,
@@ -282,6 +291,8 @@ func run(o options) error {
 		PoolWithoutFence:         o.poolWithoutFence,
 		MinimumPodSecurity:       tenancyv1alpha1.PodSecurityLevel(o.minimumPodSecurity),
 		NameReuse:                nameReuse,
+		Seeds:                    seedCaches,
+		SeedNamespace:            o.seedNamespace,
 	}
 	// The pool reconciler reports its counts through the class reconciler, the one writer of a class's status.
 	pools := namespaceclass.NewPoolReports()

@@ -152,7 +152,7 @@ var nonReasons = map[string]bool{
 	"SubjectAccessReview": true, "AllNamespaces": true, "OwnNamespace": true, "SingleNamespace": true,
 	"MultiNamespace": true, "DenyFromOtherNamespaces": true, "AllowAll": true, "FenceMissingOrAltered": true,
 	"KubeconfigServerReachable": true, "KubeconfigServerInClusterOnly": true, "FenceIntact": true,
-	"NamespaceReady": true, "CredentialsReady": true, "PermissionsVerified": true, "Requester": true,
+	"NamespaceReady": true, "CredentialsReady": true, "PermissionsVerified": true, "Requester": true, "SeedsSynced": true,
 	"ServiceAccountToken": true,
 	// The OperatorCondition's and the fence Events' reasons under the previous release's fence (internal/fence/observer.go).
 	"PreviousReleaseFence": true, "PreviousFenceGraceExpired": true,

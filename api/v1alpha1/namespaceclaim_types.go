@@ -206,6 +206,12 @@ type NamespaceClaimStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Sleep",xDescriptors={"urn:alm:descriptor:text"}
 	Sleep *SleepStatus `json:"sleep,omitempty"`
 
+	// seeds lists the class's seeds copied into the namespace and the source UID each was copied from.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Seeds []SeedStatus `json:"seeds,omitempty"`
+
 	// tokenExpiresAt is when the current token expires; a new one is issued before then.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Token Expires At",xDescriptors={"urn:alm:descriptor:text"}

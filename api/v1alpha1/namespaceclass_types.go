@@ -149,6 +149,17 @@ type NamespaceClassSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pool"
 	Pool PoolSpec `json:"pool,omitempty"`
+
+	// seeds are objects copied from the operator's seed namespace into each claimed namespace
+	// (docs/seeds.md): at most 16, Secrets and ConfigMaps, no two copies of one kind with one name (the
+	// rules read `as` as `__as__`, for as is a CEL keyword).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(s, self.exists_one(t, t.kind == s.kind && (has(t.__as__) ? t.__as__ : t.name) == (has(s.__as__) ? s.__as__ : s.name)))",message="seeds must not name two copies of the same kind with the same name (as, or name when as is unset)"
+	// +kubebuilder:validation:XValidation:rule="self.all(s, s.kind != 'ConfigMap' || (has(s.__as__) ? s.__as__ : s.name) != 'kube-root-ca.crt')",message="seeds must not copy over kube-root-ca.crt, which Kubernetes writes in every namespace"
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Seeds",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
+	Seeds []Seed `json:"seeds,omitempty"`
 }
 
 // PoolSpec sizes a class's warm pool. A pooled namespace is made like a claim's (Pod Security labels,

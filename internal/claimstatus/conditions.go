@@ -62,6 +62,10 @@ type Facts struct {
 	// Pooled is the Pooled condition's reason, or ""; Namespace and Class name the namespace and the
 	// class it was (or was not) handed out of.
 	Pooled, Namespace, Class string
+	// SeedsSynced is the SeedsSynced condition of the class's seeds (nil: the claim has none, and the
+	// condition is removed); SeedsBlock holds a claim never Ready back for a required seed.
+	SeedsSynced *metav1.Condition
+	SeedsBlock  bool
 }
 
 // Derive is the claim's status derivation (the claim reconciler's patchStatus sends what it wrote): it
@@ -91,6 +95,10 @@ func Derive(claim *tenancyv1alpha1.NamespaceClaim, s *Facts, err error) {
 		return
 	}
 	setProgress(claim, s, set)
+	if s.SeedsBlock {
+		set(tenancyv1alpha1.ReadyCondition, false, s.SeedsSynced.Reason, "Waiting for a required seed: "+s.SeedsSynced.Message)
+		return
+	}
 	setReady(claim, set)
 }
 
@@ -219,6 +227,7 @@ func setProgress(claim *tenancyv1alpha1.NamespaceClaim, s *Facts, set conditionS
 		set(tenancyv1alpha1.CredentialsReadyCondition, true, tenancyv1alpha1.IssuedReason, fmt.Sprintf("Secret %s holds a token valid until %s", claim.Status.CredentialsSecretName, claim.Status.TokenExpiresAt.UTC().Format(time.RFC3339)))
 	}
 	setPooledCondition(s, set)
+	setSeedsCondition(claim, s)
 	switch res := s.SelfTest; {
 	case s.SelfTestSkipped:
 		// A self-test of this generation passed and nothing changed since: keep its condition.
@@ -245,6 +254,16 @@ func setPooledCondition(s *Facts, set conditionSetter) {
 	case tenancyv1alpha1.PoolEmptyReason:
 		set(tenancyv1alpha1.PooledCondition, false, s.Pooled, fmt.Sprintf("The warm pool of NamespaceClass %s had no ready namespace; namespace %s was made for this claim", s.Class, s.Namespace))
 	}
+}
+
+// setSeedsCondition sets the SeedsSynced condition the seeds phase derived, or removes it when the
+// claim has no seeds (the class dropped them all).
+func setSeedsCondition(claim *tenancyv1alpha1.NamespaceClaim, s *Facts) {
+	if s.SeedsSynced == nil {
+		meta.RemoveStatusCondition(&claim.Status.Conditions, tenancyv1alpha1.SeedsSyncedCondition)
+		return
+	}
+	meta.SetStatusCondition(&claim.Status.Conditions, *s.SeedsSynced)
 }
 
 // setReady derives Ready from the other conditions. The self-test runs before credentials are issued,

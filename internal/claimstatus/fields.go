@@ -74,6 +74,9 @@ type Fields struct {
 	TokenSAUID     Found[string]
 	// Issued are the tokens recorded for the audit trail, in the order they were handed out.
 	Issued []IssuedToken
+	// Seeds are the class's seeds in the namespace, with the source UID each was copied from
+	// (reconcileSeeds).
+	Seeds Found[[]tenancyv1alpha1.SeedStatus]
 }
 
 // RecordToken records the token in Secret name, valid until expires, of the ServiceAccount with UID
@@ -103,6 +106,7 @@ func Apply(f *Fields, st *tenancyv1alpha1.NamespaceClaimStatus, now time.Time) {
 	st.CredentialsSecretName = f.SecretName.Or(st.CredentialsSecretName)
 	st.TokenExpiresAt = f.TokenExpiresAt.Or(st.TokenExpiresAt)
 	st.TokenServiceAccountUID = f.TokenSAUID.Or(st.TokenServiceAccountUID)
+	st.Seeds = f.Seeds.Or(st.Seeds)
 	for _, t := range f.Issued {
 		st.IssuedTokens = credentials.RecordIssued(st.IssuedTokens, t.ID, now, t.Expires)
 	}

@@ -326,6 +326,12 @@ func checkSecretOwners(v *violations, secrets []corev1.Secret, byUID map[string]
 		uid := s.Labels[tenancyv1alpha1.ClaimUIDLabel]
 		claim, ok := byUID[uid]
 		switch {
+		case s.Labels[tenancyv1alpha1.SeedLabel] != "":
+			// A seed's copy (docs/seeds.md) lives in its claim's namespace, not next to the claim; once
+			// the claim is gone its namespace, and the copy with it, is being deleted.
+			if ok && claim.Status.Namespace != s.Namespace {
+				v.add("Secret %s/%s is a seed copy of claim %s/%s, whose namespace is %s", s.Namespace, s.Name, claim.Namespace, claim.Name, claim.Status.Namespace)
+			}
 		case !ok && uid == "" && s.Name == tenancyv1alpha1.OwnershipKeySecret:
 			// The operator's ownership key, in its own namespace: no claim's.
 		case !ok:

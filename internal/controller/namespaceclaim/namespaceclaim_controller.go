@@ -143,6 +143,7 @@ func (r *NamespaceClaimReconciler) reconcileNormal(ctx context.Context, s *claim
 		{r.reconcileNamespace, true},
 		{r.reconcileRequestOwner, true},
 		{r.reconcileChildren, true},
+		{r.reconcileSeeds, true},
 		{r.reconcileSleep, true},
 		{r.reconcileModeSwitch, true},
 		{r.reconcileUsable, false},
@@ -173,6 +174,7 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ActivePods != nil {
 		b = b.WatchesRawSource(r.ActivePods.Source(r.namespaceNameToClaim))
 	}
+	b = r.watchSeeds(b)
 	if f, ok := r.Fence.(FenceIntactEvents); ok {
 		b = b.WatchesRawSource(source.Channel(f.FenceIntactEvents(), handler.EnqueueRequestsFromMapFunc(r.fenceHeldClaims)))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/creator"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/fencegate"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/lifetime"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/seeds"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/sleep"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/usability"
 	"github.com/nsclaim/nsclaim-operator/internal/usable"
@@ -204,5 +205,21 @@ func (r *NamespaceClaimReconciler) reconcileSleep(ctx context.Context, s *claimS
 		FenceCoversSleep: r.fenceCoversSleep, FencePoll: fencePoll}
 	err := p.Reconcile(ctx, c)
 	s.sleepAt = c.SleepAt
+	return err
+}
+
+// reconcileSeeds copies the class's seeds into the namespace and keeps them equal to their sources
+// (seeds.Phase): it hands the phase the part of the scope it reads and takes back what it recorded.
+func (r *NamespaceClaimReconciler) reconcileSeeds(ctx context.Context, s *claimScope) error {
+	c := &seeds.Claim{Claim: s.claim, Class: s.class, Owner: s.owner, Namespace: s.namespace, Repaired: s.repaired}
+	p := &seeds.Phase{Client: r.Client, APIReader: r.APIReader, SeedNamespace: r.SeedNamespace}
+	if r.Seeds != nil {
+		p.Sources = r.Seeds
+	}
+	err := p.Reconcile(ctx, c)
+	s.repaired, s.seedsSynced, s.seedsBlock = c.Repaired, c.Condition, c.Blocks
+	if c.SeedsSet {
+		s.found.Seeds.Set(c.Seeds)
+	}
 	return err
 }

@@ -121,6 +121,12 @@ type NamespaceClaimReconciler struct {
 	// limits admits claims to their class's claim limit (see namespaceclaim_limit.go).
 	limits admission.Ledger
 
+	// Seeds are the caches of the seed namespace (watchcache.Seeds) and SeedNamespace its name; nil and
+	// "" when seeds are off (NSCLAIM_SEED_NAMESPACE unset): a class's seeds are then reported
+	// SeedsDisabled (docs/seeds.md).
+	Seeds         *watchcache.Seeds
+	SeedNamespace string
+
 	// Requests is the ConfigMap protocol, the one hook through which its rules reach a claim (see
 	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get
 	// namespaces named exactly after them.

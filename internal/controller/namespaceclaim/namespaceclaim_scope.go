@@ -117,6 +117,10 @@ type claimScope struct {
 	namespace *corev1.Namespace
 	// childrenReady is set when every object in the namespace matches the class.
 	childrenReady bool
+	// seedsSynced is the SeedsSynced condition the seeds phase derived (nil: none); seedsBlock says a
+	// new claim waits for a required seed.
+	seedsSynced *metav1.Condition
+	seedsBlock  bool
 	// marksDeferred says a child of the claim's pooled namespace was left without the claim's marks in
 	// this reconcile; they are applied pooledMarksDelay after the handout (marksDeferrable).
 	marksDeferred bool

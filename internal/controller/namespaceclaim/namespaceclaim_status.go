@@ -36,7 +36,8 @@ func setStatus(s *claimScope, err error) {
 	f := &claimstatus.Facts{Fields: &s.found, Now: s.now, Deleting: s.deleting, Expired: s.expired, IdleExpired: s.idleExpired,
 		ExpiresAt: s.expiresAt, Terminating: s.terminating, Released: s.released, Refusal: s.refusal,
 		ChildrenReady: s.childrenReady, Unusable: s.unusable, CreatorBound: s.creatorBound, CredentialsReady: s.credentialsReady,
-		SelfTest: s.selfTest, SelfTestSkipped: s.selfTestSkipped, Repaired: s.repaired, Pooled: s.pooled}
+		SelfTest: s.selfTest, SelfTestSkipped: s.selfTestSkipped, Repaired: s.repaired, Pooled: s.pooled,
+		SeedsSynced: s.seedsSynced, SeedsBlock: s.seedsBlock}
 	if s.pooled != "" {
 		f.Namespace, f.Class = s.desired.Namespace.Name, s.class.Name
 	}

@@ -62,6 +62,8 @@ import (
 const (
 	requestsNamespace = configmaprequest.DefaultNamespace
 	requestsClass     = "requests"
+	// seedNamespace is the suite's seed namespace (docs/seeds.md).
+	seedNamespace = "nsclaim-seeds"
 )
 
 // The suite runs the real reconciler in a real manager against envtest's kube-apiserver and etcd, and
@@ -352,6 +354,10 @@ func startManager() {
 	if err != nil {
 		panic(err)
 	}
+	seedCaches, err := watchcache.AddSeeds(mgr, cfg, scheme, seedNamespace)
+	if err != nil {
+		panic(err)
+	}
 	protocol, err := configmaprequest.New(requestsNamespace, configmaprequest.DefaultPatterns, configmaprequest.DefaultIgnored, requestsClass, "")
 	if err != nil {
 		panic(err)
@@ -373,6 +379,8 @@ func startManager() {
 		Requests:                 protocol,
 		CredentialsCheckInterval: time.Hour,
 		NameReuse:                nameReuse,
+		Seeds:                    seedCaches,
+		SeedNamespace:            seedNamespace,
 		// envtest runs no admission fence; the pool's own guard against forged pooled namespaces is
 		// the fence's label guard, tested in test/security and test/e2e.
 		PoolWithoutFence: true,
