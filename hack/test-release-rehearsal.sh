@@ -13,6 +13,8 @@
 #     2. the manager Pod runs the image pulled from the index (its imageID is the index's digest);
 #     3. the plugin: kubectl-nsclaim_linux_amd64.tar.gz from the served release, its checksum verified,
 #        an admin makes a pipeline identity; the pipeline claims, writes into its namespace, releases;
+#        krew (built from its Go module) installs the plugin from the served krew manifest and archive
+#        (kubectl krew install --manifest --archive, KREW_ROOT of its own); kubectl runs it from krew's bin;
 #     4. the GitHub Action (action/main.js then action/post.js, with download-base = the served URL) and
 #        the GitLab component's claim and release jobs (download-base likewise) download the plugin
 #        from the served release, verify its checksum, claim and release;
@@ -26,7 +28,7 @@
 # this checkout, as for test-node.
 #
 # Usage: hack/test-release-rehearsal.sh RELEASE_DIR     Environment: VERSION (0.4.0), REHEARSAL_HTTP_PORT
-#   (16580), TEST_REHEARSAL_CLUSTER_DIR (<repo>/tmp/rehearsal).
+#   (16580), TEST_REHEARSAL_CLUSTER_DIR (<repo>/tmp/rehearsal), KREW (<repo>/bin/krew).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RELEASE_DIR=$(realpath "${1:?usage: $0 RELEASE_DIR}")
@@ -37,6 +39,7 @@ export NODE_BRIDGE=nsclaim1 POD_CIDR=10.245.0.0/24 REGISTRY_PORT=16500 REGISTRY_
 export APISERVER_ADDRESS=${POD_CIDR%.*}.1 APISERVER_BRIDGE=$NODE_BRIDGE
 export KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
 VERSION=${VERSION:-0.4.0}
+KREW=${KREW:-$REPO_ROOT/bin/krew}
 HTTP_PORT=${REHEARSAL_HTTP_PORT:-16580}
 URL=http://127.0.0.1:$HTTP_PORT
 STATE=$(realpath -m "$LOCAL_CLUSTER_DIR")
@@ -158,6 +161,8 @@ main() {
   say "plugin: the pipeline claimed $claimed, wrote a ConfigMap there with the handed kubeconfig, released it"
   if kc get namespace "$claimed" >/dev/null 2>&1; then say "namespace $claimed is still there after release --wait"; return 1; fi
 
+  krew_install "$asset"
+
   # 4. The GitHub Action and the GitLab component, downloading from the served release.
   action_run
   gitlab_run
@@ -171,6 +176,25 @@ main() {
   leftovers
   if [[ ${REHEARSAL_DEPLOY_FROM_CLONE:-1} == 1 ]]; then deploy_from_clone "$ref"; fi
   say "PASS: release v$VERSION rehearsed from $URL and $REGISTRY"
+}
+
+# krew_install ASSET: krew (built from its Go module, KREW) installs the plugin from the served krew
+# manifest and the downloaded ASSET (krew checks the archive against the manifest's sha256), into a
+# KREW_ROOT of its own; then kubectl runs the plugin from krew's bin.
+krew_install() {
+  local asset=$1 root=$WORK/krew out
+  fetch nsclaim.yaml
+  mkdir -p "$root/cli"
+  cp "$KREW" "$root/cli/kubectl-krew"
+  local krew_env=(env -i HOME="$WORK/home" PATH="$root/cli:$KUBE_BIN_DIR:/usr/bin:/bin" KREW_ROOT="$root" KREW_NO_UPGRADE_CHECK=1)
+  "${krew_env[@]}" kubectl krew install --manifest="$WORK/download/nsclaim.yaml" --archive="$WORK/download/$asset" \
+    </dev/null >"$WORK/krew.log" 2>&1 || { cat "$WORK/krew.log" >&2; return 1; }
+  say "krew ($(basename "$(realpath "$KREW")"), built from sigs.k8s.io/krew) installed nsclaim from $URL/nsclaim.yaml with --archive $asset into KREW_ROOT=$root: $(grep -m1 '^Installed plugin' "$WORK/krew.log")"
+  out=$(env -i HOME="$WORK/home" PATH="$root/bin:$KUBE_BIN_DIR:/usr/bin:/bin" KUBECONFIG="$STATE/kubeconfig" KUBECACHEDIR="$STATE/kubecache" \
+    kubectl nsclaim version 2>&1)
+  [[ $(realpath "$root/bin/kubectl-nsclaim") == "$root"/store/nsclaim/v$VERSION/kubectl-nsclaim && $out == *"v$VERSION"* ]] ||
+    { say "kubectl nsclaim from krew's bin ($root/bin) did not run v$VERSION: $out"; return 1; }
+  say "kubectl nsclaim version, from krew's bin: $(tr '\n' ' ' <<<"$out")"
 }
 
 # action_run: action/main.js then action/post.js as a GitHub runner runs them (INPUT_*, runner files;
