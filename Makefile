@@ -299,11 +299,16 @@ release-dir: manifests kustomize operator-sdk opm controller-gen ## Build the wh
 # other plugin platforms and the arm64 manager are cross-compiles of the same code that would add
 # about half an hour on 2 cores with cold caches; `make release-dir` and the release workflow build them all.
 REHEARSAL_PLATFORM ?= linux/amd64
+# PREVIOUS_RELEASE_DIR receives PREVIOUS_VERSION's release directory, rebuilt from its recorded commit
+# (hack/previous-release-dir.sh), which the rehearsal upgrades from.
+PREVIOUS_RELEASE_DIR ?= $(CURDIR)/dist/release-v$(PREVIOUS_VERSION)
 .PHONY: test-release-rehearsal
 test-release-rehearsal: PLUGIN_PLATFORMS = $(REHEARSAL_PLATFORM)
 test-release-rehearsal: MANAGER_ARCHS = $(notdir $(REHEARSAL_PLATFORM))
-test-release-rehearsal: release-dir control-plane node kustomize krew ## Rehearse the release of RELEASE_DIR end to end on a local node: install.yaml and fence.yaml from served URLs, the manager image pulled from a registry, a claim, the plugin downloaded and checksummed and installed by krew, uninstall per the README.
-	VERSION=$(VERSION) IMG=$(IMG) MANAGER_ARCHS="$(MANAGER_ARCHS)" KREW=$(KREW) hack/test-release-rehearsal.sh $(RELEASE_DIR)
+test-release-rehearsal: release-dir control-plane node kustomize krew ## Rehearse the release of RELEASE_DIR end to end on a local node: the upgrade from PREVIOUS_VERSION's directory, install.yaml and fence.yaml from served URLs, the manager image pulled from a registry, a claim, the plugin downloaded and checksummed and installed by krew, uninstall per the README.
+	IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) TOOLS_BIN=$(LOCALBIN) hack/previous-release-dir.sh $(PREVIOUS_VERSION) $(PREVIOUS_RELEASE_DIR)
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) IMG=$(IMG) MANAGER_ARCHS="$(MANAGER_ARCHS)" KREW=$(KREW) \
+		hack/test-release-rehearsal.sh $(RELEASE_DIR) $(PREVIOUS_RELEASE_DIR)
 
 ##@ Local cluster (etcd, kube-apiserver, kube-controller-manager as processes; no container engine needed)
 

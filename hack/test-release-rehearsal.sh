@@ -8,6 +8,10 @@
 #     install.yaml pulls ghcr.io/nsclaim/nsclaim-operator:vVERSION, the multi-arch index, from there;
 #   - a fresh local cluster with a real node (hack/local-cluster.sh, hack/local-node.sh; test-node's ports
 #     and bridge: do not run both at once), then
+#     0. the upgrade (with PREVIOUS_DIR, hack/previous-release-dir.sh): the previous release's directory
+#        served too, its images pushed; its install.yaml, a claim Ready; this release's install.yaml then
+#        fence.yaml (the README's order), never new RBAC unfenced in between; the claim keeps its
+#        namespace and its old kubeconfig works, a new claim is Ready; the README's uninstall;
 #     1. the README's quick start, word for word (the block between its quickstart markers) with R set to
 #        the served URL: install.yaml and fence.yaml applied from the URLs, the rollout waited for;
 #     2. the manager Pod runs the image pulled from the index (its imageID is the index's digest);
@@ -27,11 +31,11 @@
 # infrastructure that is no release artefact (the pause image, kubectl, the node's binaries) comes from
 # this checkout, as for test-node.
 #
-# Usage: hack/test-release-rehearsal.sh RELEASE_DIR     Environment: VERSION (0.4.0), REHEARSAL_HTTP_PORT
-#   (16580), TEST_REHEARSAL_CLUSTER_DIR (<repo>/tmp/rehearsal), KREW (<repo>/bin/krew).
+# Usage: hack/test-release-rehearsal.sh RELEASE_DIR [PREVIOUS_DIR]     Environment: VERSION (0.4.0),
+#   PREVIOUS_VERSION (0.3.0), REHEARSAL_HTTP_PORT (16580; PREVIOUS_DIR at the port after it), TEST_REHEARSAL_CLUSTER_DIR (<repo>/tmp/rehearsal), KREW (<repo>/bin/krew).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RELEASE_DIR=$(realpath "${1:?usage: $0 RELEASE_DIR}")
+RELEASE_DIR=$(realpath "${1:?usage: $0 RELEASE_DIR [PREVIOUS_DIR]}")
 export LOCAL_CLUSTER_DIR=${TEST_REHEARSAL_CLUSTER_DIR:-$REPO_ROOT/tmp/rehearsal}
 export APISERVER_PORT=16443 ETCD_CLIENT_PORT=16379 ETCD_PEER_PORT=16380 CONTROLLER_MANAGER_PORT=16257
 export KUBELET_PORT=16250 KUBELET_HEALTHZ_PORT=16248 KUBE_PROXY_HEALTHZ_PORT=16256 KUBE_PROXY_METRICS_PORT=16249 SCHEDULER_PORT=16259
@@ -39,9 +43,13 @@ export NODE_BRIDGE=nsclaim1 POD_CIDR=10.245.0.0/24 REGISTRY_PORT=16500 REGISTRY_
 export APISERVER_ADDRESS=${POD_CIDR%.*}.1 APISERVER_BRIDGE=$NODE_BRIDGE
 export KUBE_BIN_DIR=${KUBE_BIN_DIR:-$REPO_ROOT/bin/k8s/1.37.1-linux-amd64}
 VERSION=${VERSION:-0.4.0}
+PREVIOUS_VERSION=${PREVIOUS_VERSION:-0.3.0}
+PREVIOUS_DIR=${2:+$(realpath "$2")}
 KREW=${KREW:-$REPO_ROOT/bin/krew}
 HTTP_PORT=${REHEARSAL_HTTP_PORT:-16580}
 URL=http://127.0.0.1:$HTTP_PORT
+PREVIOUS_HTTP_PORT=$((HTTP_PORT + 1))
+PREVIOUS_URL=http://127.0.0.1:$PREVIOUS_HTTP_PORT
 STATE=$(realpath -m "$LOCAL_CLUSTER_DIR")
 WORK=$STATE-work
 REGISTRY=$APISERVER_ADDRESS:$REGISTRY_PORT
@@ -51,7 +59,7 @@ DEPLOY=nsclaim-operator-controller-manager
 t0=$(date +%s)
 say() { echo "rehearsal: [$(($(date +%s) - t0))s] $*" >&2; }
 kc() { KUBECACHEDIR=$STATE/kubecache "$KUBE_BIN_DIR/kubectl" --kubeconfig "$STATE/kubeconfig" "$@"; }
-HTTP_PID=""
+HTTP_PIDS=()
 
 cleanup() {
   local rc=$?
@@ -60,18 +68,42 @@ cleanup() {
     kc get events -A --sort-by=.lastTimestamp 2>/dev/null | tail -20 >&2 || true
     kc -n "$NS" logs "deployment/$DEPLOY" --tail=20 >&2 || true
   fi
-  [[ -z $HTTP_PID ]] || kill "$HTTP_PID" 2>/dev/null || true
+  local pid
+  for pid in "${HTTP_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   "$REPO_ROOT/hack/local-node.sh" down >/dev/null 2>&1 || true
   "$REPO_ROOT/hack/local-cluster.sh" down >/dev/null 2>&1 || true
   say "done (exit $rc)"
 }
 
-# fetch NAME: download NAME from the served release into WORK/download, check it against SHA256SUMS.
+# fetch NAME [BASE DIR]: download NAME from the served release (BASE: URL) into DIR (WORK/download),
+# check it against DIR's SHA256SUMS (downloaded from BASE first).
 fetch() {
-  local f=$1
-  curl -fsS -o "$WORK/download/$f" "$URL/$f"
-  (cd "$WORK/download" && grep " $f\$" SHA256SUMS | sha256sum -c --quiet -) || { say "$f: checksum mismatch"; return 1; }
-  say "consumed $f from $URL/$f (sha256 $(sha256sum "$WORK/download/$f" | cut -c1-16)..., as SHA256SUMS says)"
+  local f=$1 base=${2:-$URL} dir=${3:-$WORK/download}
+  curl -fsS -o "$dir/$f" "$base/$f"
+  (cd "$dir" && grep " $f\$" SHA256SUMS | sha256sum -c --quiet -) || { say "$f: checksum mismatch"; return 1; }
+  say "consumed $f from $base/$f (sha256 $(sha256sum "$dir/$f" | cut -c1-16)..., as SHA256SUMS says)"
+}
+
+# serve DIR PORT: an HTTP server on loopback serving DIR (its PID appended to HTTP_PIDS); waits until
+# DIR's SHA256SUMS is served.
+serve() {
+  python3 -m http.server --bind 127.0.0.1 --directory "$1" "$2" >>"$WORK/http.log" 2>&1 &
+  HTTP_PIDS+=("$!")
+  for _ in $(seq 1 50); do curl -fsS -o /dev/null "http://127.0.0.1:$2/SHA256SUMS" 2>/dev/null && return 0; sleep 0.2; done
+  say "nothing serves $1 at port $2"
+  return 1
+}
+
+# push_images BASE DIR: the images of the release served at BASE, as its images.txt names them,
+# downloaded into DIR and pushed as the release workflow publishes them; prints nothing.
+push_images() {
+  local base=$1 dir=$2 file ref
+  fetch images.txt "$base" "$dir"
+  while read -r file ref; do
+    fetch "$file" "$base" "$dir"
+    "$REPO_ROOT/hack/local-node.sh" push "$dir/$file" "${ref#ghcr.io/}" >/dev/null
+    say "pushed $file as $ref (registry $REGISTRY/${ref#ghcr.io/}, which containerd uses for ghcr.io)"
+  done <"$dir/images.txt"
 }
 
 # readme_block NAME: the shell code of README.md between <!-- NAME:begin --> and <!-- NAME:end -->.
@@ -79,11 +111,11 @@ readme_block() {
   awk -v b="<!-- $1:begin -->" -v e="<!-- $1:end -->" '$0==b {on=1; next} $0==e {on=0} on && /^```/ {code=!code; next} on && code' "$REPO_ROOT/README.md"
 }
 
-# user_shell CODE: run CODE as a user's shell runs it: kubectl and the downloaded plugin on the PATH,
-# KUBECONFIG the cluster admin's, R the served release.
+# user_shell CODE [R]: run CODE as a user's shell runs it: kubectl and the downloaded plugin on the PATH,
+# KUBECONFIG the cluster admin's, R the served release (URL).
 user_shell() {
   env -i HOME="$WORK/home" PATH="$WORK/plugin:$KUBE_BIN_DIR:/usr/bin:/bin" KUBECONFIG="$STATE/kubeconfig" \
-    KUBECACHEDIR="$STATE/kubecache" R="$URL" bash -euo pipefail -c "$1"
+    KUBECACHEDIR="$STATE/kubecache" R="${2:-$URL}" bash -euo pipefail -c "$1"
 }
 
 main() {
@@ -91,12 +123,16 @@ main() {
   trap cleanup EXIT
   "$REPO_ROOT/hack/local-node.sh" down >/dev/null 2>&1 || true
   "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
-  rm -rf "$WORK" && mkdir -p "$WORK/download" "$WORK/home" "$WORK/plugin" "$WORK/infra"
+  rm -rf "$WORK" && mkdir -p "$WORK/download" "$WORK/previous" "$WORK/home" "$WORK/plugin" "$WORK/infra"
 
-  python3 -m http.server --bind 127.0.0.1 --directory "$RELEASE_DIR" "$HTTP_PORT" >"$WORK/http.log" 2>&1 &
-  HTTP_PID=$!
-  for _ in $(seq 1 50); do curl -fsS -o "$WORK/download/SHA256SUMS" "$URL/SHA256SUMS" 2>/dev/null && break; sleep 0.2; done
+  serve "$RELEASE_DIR" "$HTTP_PORT"
+  curl -fsS -o "$WORK/download/SHA256SUMS" "$URL/SHA256SUMS"
   say "release v$VERSION served from $RELEASE_DIR at $URL: consumed SHA256SUMS from $URL/SHA256SUMS ($(wc -l <"$WORK/download/SHA256SUMS") files)"
+  if [[ -n $PREVIOUS_DIR ]]; then
+    serve "$PREVIOUS_DIR" "$PREVIOUS_HTTP_PORT"
+    curl -fsS -o "$WORK/previous/SHA256SUMS" "$PREVIOUS_URL/SHA256SUMS"
+    say "previous release v$PREVIOUS_VERSION served from $PREVIOUS_DIR at $PREVIOUS_URL: consumed SHA256SUMS from $PREVIOUS_URL/SHA256SUMS ($(curl -fsS "$PREVIOUS_URL/release.txt"))"
+  fi
 
   say "node infrastructure from this checkout (no release artefact): the pause image"
   "$REPO_ROOT/hack/images.sh" "$WORK/infra" pause
@@ -104,13 +140,8 @@ main() {
   PAUSE_IMAGE_TAR=$WORK/infra/pause.tar "$REPO_ROOT/hack/local-node.sh" up
 
   # The images, pushed as the release workflow publishes them (images.txt: file and reference).
-  fetch images.txt
-  local file ref digest
-  while read -r file ref; do
-    fetch "$file"
-    "$REPO_ROOT/hack/local-node.sh" push "$WORK/download/$file" "${ref#ghcr.io/}" >/dev/null
-    say "pushed $file as $ref (registry $REGISTRY/${ref#ghcr.io/}, which containerd uses for ghcr.io)"
-  done <"$WORK/download/images.txt"
+  push_images "$URL" "$WORK/download"
+  local ref digest
   ref=$(awk '$1=="manager-image.oci.tar" {print $2}' "$WORK/download/images.txt")
   digest=$(curl -fsSI -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$REGISTRY/v2/$(sed 's|^ghcr.io/||; s|:\([^:]*\)$|/manifests/\1|' <<<"$ref")" |
     tr -d '\r' | awk 'tolower($1)=="docker-content-digest:" {print $2}')
@@ -123,6 +154,11 @@ main() {
   for arch in ${MANAGER_ARCHS:-amd64 arm64}; do
     [[ $platforms == *linux/$arch* ]] || { say "the manager image must cover linux/$arch"; return 1; }
   done
+
+  # 0. The upgrade from the previous release, in the README's order; then the README's uninstall.
+  if [[ -n $PREVIOUS_DIR ]]; then
+    upgrade_from_previous
+  fi
 
   # 1. The README's quick start, word for word, with R the served release.
   local quick
@@ -176,6 +212,89 @@ main() {
   leftovers
   if [[ ${REHEARSAL_DEPLOY_FROM_CLONE:-1} == 1 ]]; then deploy_from_clone "$ref"; fi
   say "PASS: release v$VERSION rehearsed from $URL and $REGISTRY"
+}
+
+# upgrade_from_previous: the previous release (PREVIOUS_DIR, served at PREVIOUS_URL) installed as its
+# users did, its install.yaml (up to 0.3.0 it carries the fence), a class and a claim Ready; then this
+# release applied in the README's upgrade order, install.yaml then fence.yaml, never leaving new RBAC
+# unfenced: with install.yaml applied and the previous fence still in place the operator holds none of
+# sleep's new rights (scale subresources, CronJobs), and once fence.yaml grants them its fence denies
+# them outside managed namespaces. The claim made before the upgrade keeps its namespace, is Ready
+# and the kubeconfig handed before the upgrade still works there; a new claim becomes Ready. Then the
+# README's uninstall leaves nothing of either release.
+upgrade_from_previous() {
+  local sa=system:serviceaccount:$NS:$DEPLOY before after kcfg=$WORK/before-upgrade.kubeconfig verb out
+  push_images "$PREVIOUS_URL" "$WORK/previous"
+  user_shell "kubectl apply --server-side -f \$R/install.yaml >/dev/null
+    kubectl -n $NS rollout status deployment/$DEPLOY --timeout=3m >/dev/null" "$PREVIOUS_URL"
+  say "v$PREVIOUS_VERSION installed: kubectl apply --server-side -f $PREVIOUS_URL/install.yaml (consumed install.yaml from $PREVIOUS_URL/install.yaml); its manager runs $(kc -n "$NS" get deployment "$DEPLOY" -o jsonpath='{.spec.template.spec.containers[0].image}')"
+  kc create namespace rehearsal-upgrade >/dev/null
+  kc apply --server-side -f - >/dev/null <<EOF
+apiVersion: tenancy.nsclaim.dev/v1alpha1
+kind: NamespaceClass
+metadata: {name: ci}
+spec:
+  default: true
+  clusterRole: edit
+  naming: {prefix: ci-}
+  podSecurity: restricted
+  lifetime: {defaultTTL: 24h, maxTTL: 168h}
+  credentials: {tokenTTL: 1h, renewBefore: 20m}
+---
+apiVersion: tenancy.nsclaim.dev/v1alpha1
+kind: NamespaceClaim
+metadata: {name: before-upgrade, namespace: rehearsal-upgrade}
+spec: {className: ci, ttl: 2h}
+EOF
+  kc -n rehearsal-upgrade wait --for=condition=Ready namespaceclaim/before-upgrade --timeout=120s >/dev/null
+  before=$(kc -n rehearsal-upgrade get namespaceclaim before-upgrade -o jsonpath='{.status.namespace}')
+  kc -n rehearsal-upgrade get secret "$(kc -n rehearsal-upgrade get namespaceclaim before-upgrade -o jsonpath='{.status.credentialsSecretName}')" \
+    -o jsonpath='{.data.kubeconfig}' | base64 -d >"$kcfg"
+  KUBECONFIG=$kcfg "$KUBE_BIN_DIR/kubectl" --server "$SERVER_URL" create configmap before-upgrade --from-literal=v="$PREVIOUS_VERSION" >/dev/null
+  say "v$PREVIOUS_VERSION: claim rehearsal-upgrade/before-upgrade Ready in namespace $before; its kubeconfig wrote a ConfigMap there"
+
+  # The README's upgrade: install.yaml, then fence.yaml. In between, the previous fence is the fence.
+  user_shell "kubectl apply --server-side -f \$R/install.yaml >/dev/null"
+  say "upgrade step 1: kubectl apply --server-side -f $URL/install.yaml (consumed install.yaml from $URL/install.yaml)"
+  for verb in "patch deployments.apps --subresource=scale" "patch statefulsets.apps --subresource=scale" "patch cronjobs.batch"; do
+    # shellcheck disable=SC2086 # verb is the words of a kubectl auth can-i
+    if [[ $(kc auth can-i $verb --all-namespaces --as="$sa" 2>/dev/null) != no ]]; then
+      say "with v$VERSION's install.yaml and v$PREVIOUS_VERSION's fence, the operator may $verb: new RBAC the previous fence does not confine"
+      return 1
+    fi
+  done
+  say "with v$VERSION's install.yaml and v$PREVIOUS_VERSION's fence the operator holds none of sleep's new rights (can-i: no)"
+  kc -n rehearsal-upgrade create deployment fence-probe --image=registry.k8s.io/pause:3.10 --replicas=0 >/dev/null
+  user_shell "kubectl apply --server-side -f \$R/fence.yaml >/dev/null
+    kubectl -n $NS rollout status deployment/$DEPLOY --timeout=3m >/dev/null"
+  say "upgrade step 2: kubectl apply --server-side -f $URL/fence.yaml (consumed fence.yaml from $URL/fence.yaml)"
+  [[ $(kc auth can-i patch deployments.apps --subresource=scale -n rehearsal-upgrade --as="$sa") == yes ]] ||
+    { say "fence.yaml did not grant the scale subresource"; return 1; }
+  if out=$(kc -n rehearsal-upgrade scale deployment fence-probe --replicas=1 --dry-run=server --as="$sa" 2>&1) ||
+    [[ $out != *"may only write deployments/scale in namespaces it created"* ]]; then
+    say "the operator's new right to scale is not fenced outside managed namespaces: $out"
+    return 1
+  fi
+  say "fence.yaml grants the scale subresource and fences it: the operator scaling rehearsal-upgrade/fence-probe is denied ($(sed 's/.*denied request: //' <<<"$out" | cut -c1-100))"
+
+  kc -n rehearsal-upgrade wait --for=condition=Ready namespaceclaim/before-upgrade --timeout=120s >/dev/null
+  after=$(kc -n rehearsal-upgrade get namespaceclaim before-upgrade -o jsonpath='{.status.namespace}')
+  [[ $after == "$before" ]] || { say "the claim's namespace changed in the upgrade: $before -> $after"; return 1; }
+  KUBECONFIG=$kcfg "$KUBE_BIN_DIR/kubectl" --server "$SERVER_URL" get configmap before-upgrade -o name >/dev/null ||
+    { say "the kubeconfig handed by v$PREVIOUS_VERSION no longer works in $before"; return 1; }
+  kc apply --server-side -f - >/dev/null <<EOF
+apiVersion: tenancy.nsclaim.dev/v1alpha1
+kind: NamespaceClaim
+metadata: {name: after-upgrade, namespace: rehearsal-upgrade}
+spec: {className: ci, ttl: 1h}
+EOF
+  kc -n rehearsal-upgrade wait --for=condition=Ready namespaceclaim/after-upgrade --timeout=120s >/dev/null
+  say "upgraded to v$VERSION (manager $(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].status.containerStatuses[0].image}')): claim before-upgrade still Ready in $before, its old kubeconfig works there; new claim after-upgrade Ready in $(kc -n rehearsal-upgrade get namespaceclaim after-upgrade -o jsonpath='{.status.namespace}')"
+
+  say "README uninstall after the upgrade (R=$URL)"
+  user_shell "$(readme_block uninstall-manifests)"
+  kc delete namespace rehearsal-upgrade --wait=false >/dev/null
+  leftovers
 }
 
 # krew_install ASSET: krew (built from its Go module, KREW) installs the plugin from the served krew
