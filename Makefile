@@ -305,9 +305,10 @@ PREVIOUS_RELEASE_DIR ?= $(CURDIR)/dist/release-v$(PREVIOUS_VERSION)
 .PHONY: test-release-rehearsal
 test-release-rehearsal: PLUGIN_PLATFORMS = $(REHEARSAL_PLATFORM)
 test-release-rehearsal: MANAGER_ARCHS = $(notdir $(REHEARSAL_PLATFORM))
-test-release-rehearsal: release-dir control-plane node kustomize krew ## Rehearse the release of RELEASE_DIR end to end on a local node: the upgrade from PREVIOUS_VERSION's directory, install.yaml and fence.yaml from served URLs, the manager image pulled from a registry, a claim, the plugin downloaded and checksummed and installed by krew, uninstall per the README.
+test-release-rehearsal: release-dir control-plane node kustomize krew olm cpb busybox opm prometheus controller-gen ## Rehearse the release of RELEASE_DIR end to end on a local node: the upgrade from PREVIOUS_VERSION's directory, install.yaml and fence.yaml from served URLs, the manager image pulled from a registry, a claim, the plugin downloaded and checksummed and installed by krew, uninstall per the README, OLM from the catalog image with and without the Prometheus Operator's CRDs.
 	IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) TOOLS_BIN=$(LOCALBIN) hack/previous-release-dir.sh $(PREVIOUS_VERSION) $(PREVIOUS_RELEASE_DIR)
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) IMG=$(IMG) MANAGER_ARCHS="$(MANAGER_ARCHS)" KREW=$(KREW) \
+		PROMETHEUS=$(PROMETHEUS) CONTROLLER_GEN=$(CONTROLLER_GEN) OLM_VERSION=$(OLM_VERSION) \
 		hack/test-release-rehearsal.sh $(RELEASE_DIR) $(PREVIOUS_RELEASE_DIR)
 
 ##@ Local cluster (etcd, kube-apiserver, kube-controller-manager as processes; no container engine needed)

@@ -26,13 +26,21 @@
 #        left: no CRD, ClusterRole, ClusterRoleBinding, admission policy or namespace of nsclaim;
 #     6. from a checkout: a fresh clone of HEAD runs `make deploy IMG=<the manager image in the node's
 #        registry>` (it builds the kubectl it runs), the manager runs as a Pod, `make undeploy` removes
-#        it (REHEARSAL_DEPLOY_FROM_CLONE=0 skips this; it reads the repository, not the release).
+#        it (REHEARSAL_DEPLOY_FROM_CLONE=0 skips this; it reads the repository, not the release);
+#     7. OLM (its operators as Pods, hack/lib/node-olm.sh): a CatalogSource at a Pod running the release's
+#        catalog image and a Subscription install the operator on a cluster with no monitoring.coreos.com
+#        CRD (a claim is Ready); uninstalled, the Prometheus Operator's CRDs applied (generated from its API
+#        module: hack/monitoring-crds.sh), installed again; monitoring.yaml applied, and its ServiceMonitor,
+#        translated into the Prometheus Operator's scrape job (hack/servicemonitor-scrape.py), is scraped
+#        by Prometheus 2.42.0 (PROMETHEUS) with the token of a ServiceAccount bound to the metrics reader.
 # Its log names every artefact it consumed and from which URL or registry reference. Node
 # infrastructure that is no release artefact (the pause image, kubectl, the node's binaries) comes from
 # this checkout, as for test-node.
 #
 # Usage: hack/test-release-rehearsal.sh RELEASE_DIR [PREVIOUS_DIR]     Environment: VERSION (0.4.0),
-#   PREVIOUS_VERSION (0.3.0), REHEARSAL_HTTP_PORT (16580; PREVIOUS_DIR at the port after it), TEST_REHEARSAL_CLUSTER_DIR (<repo>/tmp/rehearsal), KREW (<repo>/bin/krew).
+#   PREVIOUS_VERSION (0.3.0), REHEARSAL_HTTP_PORT (16580; PREVIOUS_DIR at the port after it, Prometheus
+#   10 after it), TEST_REHEARSAL_CLUSTER_DIR (<repo>/tmp/rehearsal), KREW (<repo>/bin/krew), PROMETHEUS,
+#   CONTROLLER_GEN, OLM_VERSION (as the Makefile sets them).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RELEASE_DIR=$(realpath "${1:?usage: $0 RELEASE_DIR [PREVIOUS_DIR]}")
@@ -46,6 +54,9 @@ VERSION=${VERSION:-0.4.0}
 PREVIOUS_VERSION=${PREVIOUS_VERSION:-0.3.0}
 PREVIOUS_DIR=${2:+$(realpath "$2")}
 KREW=${KREW:-$REPO_ROOT/bin/krew}
+PROMETHEUS=${PROMETHEUS:-$REPO_ROOT/bin/prometheus-2.42.0/prometheus}
+CONTROLLER_GEN=${CONTROLLER_GEN:-$REPO_ROOT/bin/controller-gen}
+OLM_VERSION=${OLM_VERSION:-v0.46.0}
 HTTP_PORT=${REHEARSAL_HTTP_PORT:-16580}
 URL=http://127.0.0.1:$HTTP_PORT
 PREVIOUS_HTTP_PORT=$((HTTP_PORT + 1))
@@ -59,6 +70,9 @@ DEPLOY=nsclaim-operator-controller-manager
 t0=$(date +%s)
 say() { echo "rehearsal: [$(($(date +%s) - t0))s] $*" >&2; }
 kc() { KUBECACHEDIR=$STATE/kubecache "$KUBE_BIN_DIR/kubectl" --kubeconfig "$STATE/kubeconfig" "$@"; }
+# wait_established, olm_up, serve_catalog: hack/lib/node-olm.sh
+# shellcheck source=lib/node-olm.sh
+source "$REPO_ROOT/hack/lib/node-olm.sh"
 HTTP_PIDS=()
 
 cleanup() {
@@ -134,8 +148,9 @@ main() {
     say "previous release v$PREVIOUS_VERSION served from $PREVIOUS_DIR at $PREVIOUS_URL: consumed SHA256SUMS from $PREVIOUS_URL/SHA256SUMS ($(curl -fsS "$PREVIOUS_URL/release.txt"))"
   fi
 
-  say "node infrastructure from this checkout (no release artefact): the pause image"
-  "$REPO_ROOT/hack/images.sh" "$WORK/infra" pause
+  say "node infrastructure from this checkout (no release artefact): the pause image, OLM's images"
+  OLM_IMAGE=$REGISTRY/nsclaim/olm:$OLM_VERSION OLM_TOOLS_IMAGE=$REGISTRY/nsclaim/olm-tools:dev \
+    "$REPO_ROOT/hack/images.sh" "$WORK/infra" pause olm-tools olm
   "$REPO_ROOT/hack/local-cluster.sh" up
   PAUSE_IMAGE_TAR=$WORK/infra/pause.tar "$REPO_ROOT/hack/local-node.sh" up
 
@@ -211,6 +226,8 @@ main() {
   user_shell "$uninstall"
   leftovers
   if [[ ${REHEARSAL_DEPLOY_FROM_CLONE:-1} == 1 ]]; then deploy_from_clone "$ref"; fi
+  # 7. OLM, from the catalog image.
+  olm_run
   say "PASS: release v$VERSION rehearsed from $URL and $REGISTRY"
 }
 
@@ -270,7 +287,8 @@ EOF
   say "upgrade step 2: kubectl apply --server-side -f $URL/fence.yaml (consumed fence.yaml from $URL/fence.yaml)"
   [[ $(kc auth can-i patch deployments.apps --subresource=scale -n rehearsal-upgrade --as="$sa") == yes ]] ||
     { say "fence.yaml did not grant the scale subresource"; return 1; }
-  if out=$(kc -n rehearsal-upgrade scale deployment fence-probe --replicas=1 --dry-run=server --as="$sa" 2>&1) ||
+  if out=$(kc -n rehearsal-upgrade patch deployment fence-probe --subresource=scale --type=merge -p '{"spec":{"replicas":1}}' \
+    --dry-run=server --as="$sa" 2>&1) ||
     [[ $out != *"may only write deployments/scale in namespaces it created"* ]]; then
     say "the operator's new right to scale is not fenced outside managed namespaces: $out"
     return 1
@@ -314,6 +332,121 @@ krew_install() {
   [[ $(realpath "$root/bin/kubectl-nsclaim") == "$root"/store/nsclaim/v$VERSION/kubectl-nsclaim && $out == *"v$VERSION"* ]] ||
     { say "kubectl nsclaim from krew's bin ($root/bin) did not run v$VERSION: $out"; return 1; }
   say "kubectl nsclaim version, from krew's bin: $(tr '\n' ' ' <<<"$out")"
+}
+
+# olm_run: the release's catalog image (from images.txt, in the node's registry) installs the operator
+# through a CatalogSource and a Subscription, first on a cluster with no monitoring.coreos.com CRD (a
+# claim becomes Ready), then, uninstalled, again once the Prometheus Operator's CRDs are there
+# (hack/monitoring-crds.sh: generated from its API module); monitoring.yaml is applied as the README
+# says and the ServiceMonitor, as the API server holds it, is translated into the scrape job the
+# Prometheus Operator makes of it (hack/servicemonitor-scrape.py) and a real Prometheus scrapes the
+# manager with it, as the Prometheus ServiceAccount bound to the release's metrics reader role.
+olm_run() {
+  local catalog_ref csv=nsclaim-operator.v$VERSION crd
+  catalog_ref=$(awk '$1=="catalog-image.oci.tar" {print $2}' "$WORK/download/images.txt")
+  "$REPO_ROOT/hack/local-node.sh" push "$WORK/infra/olm-tools.tar" nsclaim/olm-tools:dev >/dev/null
+  "$REPO_ROOT/hack/local-node.sh" push "$WORK/infra/olm.tar" "nsclaim/olm:$OLM_VERSION" >/dev/null
+  say "node infrastructure from this checkout (no release artefact): OLM $OLM_VERSION's operators and its helper image"
+  olm_up "$REGISTRY/nsclaim/olm:$OLM_VERSION" "$REGISTRY/nsclaim/olm-tools:dev"
+  if kc get crds -o name | grep -q 'monitoring.coreos.com'; then say "the cluster must have no monitoring.coreos.com CRD"; return 1; fi
+  serve_catalog "$catalog_ref"
+  say "consumed $catalog_ref (catalog-image.oci.tar) from the registry: the CatalogSource's catalog Pod runs it"
+  user_shell "kubectl apply --server-side -f \$R/fence.yaml >/dev/null"
+  say "OLM: the fence from $URL/fence.yaml, as the README's OLM section says"
+  olm_subscribe "$csv"
+  say "OLM installed $csv from the catalog on a cluster with no monitoring.coreos.com CRD: manager $(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].status.containerStatuses[0].image}')"
+  kc create namespace rehearsal-olm >/dev/null
+  printf 'apiVersion: tenancy.nsclaim.dev/v1alpha1\nkind: NamespaceClaim\nmetadata: {name: olm, namespace: rehearsal-olm}\nspec: {ttl: 1h}\n' |
+    kc apply --server-side -f - >/dev/null
+  kc -n rehearsal-olm wait --for=condition=Ready namespaceclaim/olm --timeout=120s >/dev/null
+  say "OLM: claim rehearsal-olm/olm Ready in $(kc -n rehearsal-olm get namespaceclaim olm -o jsonpath='{.status.namespace}') (class $(kc -n rehearsal-olm get namespaceclaim olm -o jsonpath='{.status.className}'))"
+  kc -n "$NS" delete subscription nsclaim-operator --wait >/dev/null
+  kc -n "$NS" delete csv "$csv" --wait >/dev/null
+  kc -n "$NS" wait --for=delete "deployment/$DEPLOY" --timeout=120s >/dev/null 2>&1 || true
+
+  crd=$(CONTROLLER_GEN=$CONTROLLER_GEN "$REPO_ROOT/hack/monitoring-crds.sh")
+  kc apply --server-side -f "$crd" >/dev/null
+  wait_established "$crd"
+  say "the Prometheus Operator's CRDs ($(basename "$crd"), generated from its API types) are served: $(kc get crds -o name | grep -c monitoring.coreos.com) monitoring.coreos.com CRDs"
+  olm_subscribe "$csv"
+  say "OLM installed $csv again, with the Prometheus Operator's CRDs present"
+  user_shell "kubectl apply --server-side -f \$R/monitoring.yaml >/dev/null"
+  say "consumed monitoring.yaml from $URL/monitoring.yaml (kubectl apply): $(kc -n "$NS" get servicemonitors,prometheusrules -o name | tr '\n' ' ')"
+  scrape_servicemonitor
+}
+
+# olm_subscribe CSV: an OperatorGroup (AllNamespaces) and a Subscription to the package in the
+# CatalogSource at the catalog Pod; returns when CSV has succeeded and the manager is rolled out.
+olm_subscribe() {
+  kc apply --server-side -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: $NS}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata: {name: nsclaim, namespace: olm}
+spec:
+  sourceType: grpc
+  address: $(kc -n olm get service nsclaim-catalog -o jsonpath='{.spec.clusterIP}'):50051
+  displayName: nsclaim (rehearsed release)
+---
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata: {name: nsclaim, namespace: $NS}
+spec: {}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata: {name: nsclaim-operator, namespace: $NS}
+spec:
+  name: nsclaim-operator
+  source: nsclaim
+  sourceNamespace: olm
+  startingCSV: $1
+  installPlanApproval: Automatic
+EOF
+  local phase=""
+  for _ in $(seq 1 240); do
+    phase=$(kc -n "$NS" get csv "$1" -o jsonpath='{.status.phase}' 2>/dev/null || true)
+    [[ $phase == Succeeded ]] && break
+    sleep 1
+  done
+  [[ $phase == Succeeded ]] || { say "OLM: $1 is not Succeeded (phase '$phase')"; kc -n "$NS" get subscription,installplan,csv -o wide >&2; return 1; }
+  kc -n "$NS" rollout status "deployment/$DEPLOY" --timeout=180s >/dev/null
+}
+
+# scrape_servicemonitor: Prometheus (PROMETHEUS, 2.42.0) scrapes the targets of the release's
+# ServiceMonitor, translated by hack/servicemonitor-scrape.py, with the token of a Prometheus
+# ServiceAccount bound to nsclaim-operator-metrics-reader as docs/monitoring.md says; the manager's
+# target must be up and its nsclaim_ series scraped.
+scrape_servicemonitor() {
+  local d=$WORK/prometheus port=$((HTTP_PORT + 10)) up="" series=""
+  mkdir -p "$d"
+  kc create namespace monitoring >/dev/null
+  kc -n monitoring create serviceaccount prometheus >/dev/null
+  kc create clusterrolebinding nsclaim-metrics-reader-prometheus --clusterrole=nsclaim-operator-metrics-reader \
+    --serviceaccount=monitoring:prometheus >/dev/null
+  kc -n monitoring create token prometheus --duration=1h >"$d/token"
+  kc get servicemonitors -A -o json >"$d/servicemonitors.json"
+  kc get services -A -o json >"$d/services.json"
+  kc get endpointslices.discovery.k8s.io -A -o json >"$d/endpointslices.json"
+  python3 "$REPO_ROOT/hack/servicemonitor-scrape.py" "$d/servicemonitors.json" "$d/services.json" "$d/endpointslices.json" "$d/token" >"$d/prometheus.yml"
+  say "ServiceMonitor translated into a scrape job: $(jq -c '.scrape_configs[] | {job_name, scheme, metrics_path, tls_config, authorization: (.authorization.type), targets: [.static_configs[].targets[]]}' "$d/prometheus.yml")"
+  "$PROMETHEUS" --config.file="$d/prometheus.yml" --storage.tsdb.path="$d/data" --web.listen-address="127.0.0.1:$port" >"$d/prometheus.log" 2>&1 &
+  HTTP_PIDS+=("$!")
+  for _ in $(seq 1 60); do
+    up=$(curl -fsS "http://127.0.0.1:$port/api/v1/query" --data-urlencode 'query=up{namespace="'"$NS"'"}' 2>/dev/null | jq -r '.data.result[0].value[1] // empty' || true)
+    series=$(curl -fsS "http://127.0.0.1:$port/api/v1/query" --data-urlencode 'query=count({__name__=~"nsclaim_.+", namespace="'"$NS"'"})' 2>/dev/null | jq -r '.data.result[0].value[1] // empty' || true)
+    [[ $up == 1 && -n $series ]] && break
+    sleep 1
+  done
+  if [[ $up != 1 || -z $series ]]; then
+    say "Prometheus did not scrape the manager through the ServiceMonitor (up '$up', nsclaim_ series '$series')"
+    curl -fsS "http://127.0.0.1:$port/api/v1/targets" | jq -c '.data.activeTargets[] | {scrapeUrl, health, lastError}' >&2 || true
+    return 1
+  fi
+  say "Prometheus $("$PROMETHEUS" --version 2>&1 | awk 'NR==1 {print $3}') scraped the manager through the ServiceMonitor: up 1, $series nsclaim_ series ($(curl -fsS "http://127.0.0.1:$port/api/v1/targets" | jq -r '.data.activeTargets[0].scrapeUrl'))"
 }
 
 # action_run: action/main.js then action/post.js as a GitHub runner runs them (INPUT_*, runner files;
