@@ -3,8 +3,8 @@
 # downloads it, from that directory alone:
 #   - its files are served by an HTTP server on loopback (python3 -m http.server), and every file is
 #     downloaded from there and checked against the served SHA256SUMS before use;
-#   - its images (manager-image.oci.tar, ...) are pushed, as the release workflow pushes them, into the
-#     local node's registry, which containerd uses for ghcr.io (REGISTRY_MIRRORS): the Deployment of
+#   - its images (manager-image.oci.tar, ...) are pushed, as the release workflow pushes them (skopeo copy
+#     --all of the OCI archives; Debian's skopeo, hack/node-deps.sh), into the local node's registry, which containerd uses for ghcr.io (REGISTRY_MIRRORS): the Deployment of
 #     install.yaml pulls ghcr.io/nsclaim/nsclaim-operator:vVERSION, the multi-arch index, from there;
 #   - a fresh local cluster with a real node (hack/local-cluster.sh, hack/local-node.sh; test-node's ports
 #     and bridge: do not run both at once), then
@@ -109,14 +109,23 @@ serve() {
 }
 
 # push_images BASE DIR: the images of the release served at BASE, as its images.txt names them,
-# downloaded into DIR and pushed as the release workflow publishes them; prints nothing.
+# downloaded into DIR and published as the release workflow publishes them: `skopeo copy --all
+# "oci-archive:$file" "docker://$ref"` (Debian's skopeo, hack/node-deps.sh), the reference's ghcr.io
+# replaced by the node's registry (plain HTTP: --dest-tls-verify=false), which containerd uses for
+# ghcr.io. The images in the registry must hold the archives' manifests (same instance digests).
 push_images() {
-  local base=$1 dir=$2 file ref
+  local base=$1 dir=$2 file ref dest want got
+  grep -qF 'skopeo copy --all "oci-archive:$file" "docker://$ref"' "$REPO_ROOT/.github/workflows/release.yaml" ||
+    { say "the release workflow no longer publishes with skopeo copy --all \"oci-archive:\$file\" \"docker://\$ref\": rehearse what it does"; return 1; }
   fetch images.txt "$base" "$dir"
   while read -r file ref; do
     fetch "$file" "$base" "$dir"
-    "$REPO_ROOT/hack/local-node.sh" push "$dir/$file" "${ref#ghcr.io/}" >/dev/null
-    say "pushed $file as $ref (registry $REGISTRY/${ref#ghcr.io/}, which containerd uses for ghcr.io)"
+    dest=$REGISTRY/${ref#ghcr.io/}
+    (cd "$dir" && skopeo copy -q --all --dest-tls-verify=false "oci-archive:$file" "docker://$dest")
+    want=$(skopeo inspect --raw "oci-archive:$dir/$file" | jq -c '[.manifests[]?.digest] | sort')
+    got=$(skopeo inspect --raw --tls-verify=false "docker://$dest" | jq -c '[.manifests[]?.digest] | sort')
+    [[ $want == "$got" ]] || { say "$dest does not hold the manifests of $file: $got, not $want"; return 1; }
+    say "published $file as $ref: skopeo $(skopeo --version | awk '{print $3}') copy --all oci-archive:$file docker://$dest (which containerd uses for ghcr.io; $(skopeo inspect --raw --tls-verify=false "docker://$dest" | jq -r '.mediaType | sub("application/vnd.oci.image."; "")'), digest $(skopeo inspect --raw --tls-verify=false "docker://$dest" | sha256sum | cut -c1-16)...)"
   done <"$dir/images.txt"
 }
 
