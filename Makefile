@@ -287,10 +287,10 @@ build-installer: release-manifests ## Render the release's install.yaml (and its
 .PHONY: release-dir
 # MANAGER_ARCHS are the linux architectures of the manager image's index.
 MANAGER_ARCHS ?= amd64 arm64
-release-dir: manifests kustomize operator-sdk opm controller-gen ## Build the whole release of VERSION (manifests, dashboard, plugin archives, manager/bundle/catalog images) into RELEASE_DIR.
+release-dir: manifests kustomize operator-sdk opm controller-gen cyclonedx-gomod ## Build the whole release of VERSION (manifests, dashboard, plugin archives, manager/bundle/catalog images, the manager's SBOM) into RELEASE_DIR.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) \
-		PLUGIN_PLATFORMS="$(PLUGIN_PLATFORMS)" MANAGER_ARCHS="$(MANAGER_ARCHS)" KUSTOMIZE=$(KUSTOMIZE) OPM=$(OPM) TOOLS_BIN=$(LOCALBIN) \
+		PLUGIN_PLATFORMS="$(PLUGIN_PLATFORMS)" MANAGER_ARCHS="$(MANAGER_ARCHS)" KUSTOMIZE=$(KUSTOMIZE) OPM=$(OPM) TOOLS_BIN=$(LOCALBIN) CYCLONEDX_GOMOD=$(CYCLONEDX_GOMOD) \
 		IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) hack/release-dir.sh $(RELEASE_DIR)
 
 # test-release-rehearsal installs the release as a user downloads it, from RELEASE_DIR alone: files

@@ -14,7 +14,8 @@
 #        namespace and its old kubeconfig works, a new claim is Ready; the README's uninstall;
 #     1. the README's quick start, word for word (the block between its quickstart markers) with R set to
 #        the served URL: install.yaml and fence.yaml applied from the URLs, the rollout waited for;
-#     2. the manager Pod runs the image pulled from the index (its imageID is the index's digest);
+#     2. the manager Pod runs the image pulled from the index (its imageID is the index's digest); the
+#        release's SBOM lists exactly the modules of the manager binary in the index's amd64 image;
 #     3. the plugin: kubectl-nsclaim_linux_amd64.tar.gz from the served release, its checksum verified,
 #        an admin makes a pipeline identity; the pipeline claims, writes into its namespace, releases;
 #        krew (built from its Go module) installs the plugin from the served krew manifest and archive
@@ -195,6 +196,8 @@ main() {
   kc -n "$NS" set env "deployment/$DEPLOY" NSCLAIM_KUBECONFIG_SERVER="$SERVER_URL" >/dev/null
   kc -n "$NS" rollout status "deployment/$DEPLOY" --timeout=180s >/dev/null
 
+  sbom_check
+
   # 2. The manager Pod runs the index.
   local image image_id
   image=$(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].spec.containers[0].image}')
@@ -322,6 +325,28 @@ EOF
   user_shell "$(readme_block uninstall-manifests)"
   kc delete namespace rehearsal-upgrade --wait=false >/dev/null
   leftovers
+}
+
+# sbom_check: the release's SBOM of the linux/amd64 manager (manager-sbom-linux-amd64.cdx.json) lists
+# exactly the modules linked into the manager binary of the published image: the binary is taken from
+# the amd64 image of manager-image.oci.tar's index and `go version -m` reads its module list.
+sbom_check() {
+  local sbom=manager-sbom-linux-amd64.cdx.json archive=$WORK/download/manager-image.oci.tar d=$WORK/sbom idx m l
+  mkdir -p "$d/rootfs"
+  fetch "$sbom"
+  blob() { tar -xOf "$archive" "blobs/sha256/${1#sha256:}"; }
+  idx=$(tar -xOf "$archive" index.json | jq -r '.manifests[0].digest')
+  m=$(blob "$idx" | jq -r '.manifests[] | select(.platform.os == "linux" and .platform.architecture == "amd64") | .digest')
+  for l in $(blob "$m" | jq -r '.layers[].digest'); do blob "$l" | tar -xzf - -C "$d/rootfs"; done
+  go version -m "$d/rootfs/manager" | awk '$1 == "dep" {print $2 "@" $3}' | sort >"$d/binary.txt"
+  jq -r '.components[] | select(.type == "library") | "\(.name)@\(.version)"' "$WORK/download/$sbom" | sort >"$d/sbom.txt"
+  if [[ ! -s $d/binary.txt ]] || ! diff -u "$d/binary.txt" "$d/sbom.txt" >&2; then
+    say "$sbom does not list the modules of the manager in manager-image.oci.tar (diff above: binary, SBOM)"
+    return 1
+  fi
+  [[ $(jq -r .metadata.component.name "$WORK/download/$sbom") == "$(go version -m "$d/rootfs/manager" | awk '$1 == "mod" {print $2}')" ]] ||
+    { say "$sbom is not the SBOM of the manager's main module"; return 1; }
+  say "$sbom ($(jq -r '.metadata.component | "\(.name) \(.version)"' "$WORK/download/$sbom"), CycloneDX $(jq -r .specVersion "$WORK/download/$sbom")) lists the $(wc -l <"$d/binary.txt") modules linked into the manager of manager-image.oci.tar ($m), no more, no fewer"
 }
 
 # krew_install ASSET: krew (built from its Go module, KREW) installs the plugin from the served krew
