@@ -43,13 +43,6 @@ trap 'rm -rf "$work"' EXIT
 grep -q "image: $IMG\$" "$DIR/install.yaml" || { say "install.yaml does not run $IMG"; exit 1; }
 cp "$REPO_ROOT/config/grafana/nsclaim-dashboard.json" "$DIR/"
 
-MANAGER_IMAGE=$IMG "$REPO_ROOT/hack/images.sh" "$work" manager-multiarch
-mv "$work/manager-multiarch.tar" "$DIR/manager-image.oci.tar"
-BUNDLE_IMAGE=$BUNDLE_IMG "$REPO_ROOT/hack/images.sh" "$work" bundle
-mv "$work/bundle.tar" "$DIR/bundle-image.oci.tar"
-VERSION=$VERSION "$REPO_ROOT/hack/catalog.sh" "$work/catalog" "$PREVIOUS_VERSION" "$VERSION" >&2
-CATALOG_IMAGE=$CATALOG_IMG CATALOG_DIR=$work/catalog "$REPO_ROOT/hack/images.sh" "$work" catalog
-mv "$work/catalog.tar" "$DIR/catalog-image.oci.tar"
 # cyclonedx-gomod takes the main module's version from git (and cannot read a worktree's): it reads a
 # copy of the tree (tracked and untracked files, .gitignore honoured) committed and tagged vVERSION.
 mkdir -p "$work/sbom-src"
@@ -59,10 +52,23 @@ git -C "$work/sbom-src" init -q
 git -C "$work/sbom-src" add -A
 GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" git -C "$work/sbom-src" -c user.name=release-dir -c user.email=release-dir@nsclaim.invalid commit -qm "v$VERSION"
 git -C "$work/sbom-src" tag "v$VERSION"
-for arch in ${MANAGER_ARCHS:-amd64 arm64}; do
-  (cd "$work/sbom-src" && CGO_ENABLED=0 GOOS=linux GOARCH=$arch "${CYCLONEDX_GOMOD:-$REPO_ROOT/bin/cyclonedx-gomod}" app -json -noserial -notimestamp \
-    -main cmd -output "$DIR/manager-sbom-linux-$arch.cdx.json" .) 2>"$work/sbom.log" || { cat "$work/sbom.log" >&2; exit 1; }
-done
+# It runs while the images are built.
+sbom() {
+  for arch in ${MANAGER_ARCHS:-amd64 arm64}; do
+    (cd "$work/sbom-src" && CGO_ENABLED=0 GOOS=linux GOARCH=$arch "${CYCLONEDX_GOMOD:-$REPO_ROOT/bin/cyclonedx-gomod}" app -json -noserial -notimestamp \
+      -main cmd -output "$DIR/manager-sbom-linux-$arch.cdx.json" .) 2>"$work/sbom.log" || { cat "$work/sbom.log" >&2; return 1; }
+  done
+}
+sbom &
+sbom_pid=$!
+MANAGER_IMAGE=$IMG "$REPO_ROOT/hack/images.sh" "$work" manager-multiarch
+mv "$work/manager-multiarch.tar" "$DIR/manager-image.oci.tar"
+BUNDLE_IMAGE=$BUNDLE_IMG "$REPO_ROOT/hack/images.sh" "$work" bundle
+mv "$work/bundle.tar" "$DIR/bundle-image.oci.tar"
+VERSION=$VERSION "$REPO_ROOT/hack/catalog.sh" "$work/catalog" "$PREVIOUS_VERSION" "$VERSION" >&2
+CATALOG_IMAGE=$CATALOG_IMG CATALOG_DIR=$work/catalog "$REPO_ROOT/hack/images.sh" "$work" catalog
+mv "$work/catalog.tar" "$DIR/catalog-image.oci.tar"
+wait "$sbom_pid"
 printf '%s %s\n' manager-image.oci.tar "$IMG" bundle-image.oci.tar "$BUNDLE_IMG" catalog-image.oci.tar "$CATALOG_IMG" >"$DIR/images.txt"
 
 (cd "$DIR" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | sort | xargs sha256sum >SHA256SUMS)

@@ -30,8 +30,9 @@
 #        it (REHEARSAL_DEPLOY_FROM_CLONE=0 skips this; it reads the repository, not the release);
 #     7. OLM (its operators as Pods, hack/lib/node-olm.sh): a CatalogSource at a Pod running the release's
 #        catalog image and a Subscription install the operator on a cluster with no monitoring.coreos.com
-#        CRD (a claim is Ready); uninstalled, the Prometheus Operator's CRDs applied (generated from its API
-#        module: hack/monitoring-crds.sh), installed again; monitoring.yaml applied, and its ServiceMonitor,
+#        CRD (a claim is Ready); then the Prometheus Operator's CRDs applied (generated from its API module:
+#        hack/monitoring-crds.sh; REHEARSAL_OLM_REINSTALL=1: uninstalled before and installed again after),
+#        monitoring.yaml applied, and its ServiceMonitor,
 #        translated into the Prometheus Operator's scrape job (hack/servicemonitor-scrape.py), is scraped
 #        by Prometheus 2.42.0 (PROMETHEUS) with the token of a ServiceAccount bound to the metrics reader.
 # Its log names every artefact it consumed and from which URL or registry reference. Node
@@ -75,6 +76,7 @@ kc() { KUBECACHEDIR=$STATE/kubecache "$KUBE_BIN_DIR/kubectl" --kubeconfig "$STAT
 # shellcheck source=lib/node-olm.sh
 source "$REPO_ROOT/hack/lib/node-olm.sh"
 HTTP_PIDS=()
+OLM_IMAGES_PID=""
 
 cleanup() {
   local rc=$?
@@ -158,9 +160,11 @@ main() {
     say "previous release v$PREVIOUS_VERSION served from $PREVIOUS_DIR at $PREVIOUS_URL: consumed SHA256SUMS from $PREVIOUS_URL/SHA256SUMS ($(curl -fsS "$PREVIOUS_URL/release.txt"))"
   fi
 
-  say "node infrastructure from this checkout (no release artefact): the pause image, OLM's images"
+  say "node infrastructure from this checkout (no release artefact): the pause image, OLM's images (assembled meanwhile)"
+  "$REPO_ROOT/hack/images.sh" "$WORK/infra" pause
   OLM_IMAGE=$REGISTRY/nsclaim/olm:$OLM_VERSION OLM_TOOLS_IMAGE=$REGISTRY/nsclaim/olm-tools:dev \
-    "$REPO_ROOT/hack/images.sh" "$WORK/infra" pause olm-tools olm
+    "$REPO_ROOT/hack/images.sh" "$WORK/infra-olm" olm-tools olm >"$WORK/olm-images.log" 2>&1 &
+  OLM_IMAGES_PID=$!
   "$REPO_ROOT/hack/local-cluster.sh" up
   PAUSE_IMAGE_TAR=$WORK/infra/pause.tar "$REPO_ROOT/hack/local-node.sh" up
 
@@ -369,17 +373,19 @@ krew_install() {
 }
 
 # olm_run: the release's catalog image (from images.txt, in the node's registry) installs the operator
-# through a CatalogSource and a Subscription, first on a cluster with no monitoring.coreos.com CRD (a
-# claim becomes Ready), then, uninstalled, again once the Prometheus Operator's CRDs are there
-# (hack/monitoring-crds.sh: generated from its API module); monitoring.yaml is applied as the README
+# through a CatalogSource and a Subscription on a cluster with no monitoring.coreos.com CRD (a claim
+# becomes Ready); then the Prometheus Operator's CRDs are added (hack/monitoring-crds.sh: generated from
+# its API module; with REHEARSAL_OLM_REINSTALL=1 the operator is uninstalled first and installed again
+# once they are there); monitoring.yaml is applied as the README
 # says and the ServiceMonitor, as the API server holds it, is translated into the scrape job the
 # Prometheus Operator makes of it (hack/servicemonitor-scrape.py) and a real Prometheus scrapes the
 # manager with it, as the Prometheus ServiceAccount bound to the release's metrics reader role.
 olm_run() {
   local catalog_ref csv=nsclaim-operator.v$VERSION crd
   catalog_ref=$(awk '$1=="catalog-image.oci.tar" {print $2}' "$WORK/download/images.txt")
-  "$REPO_ROOT/hack/local-node.sh" push "$WORK/infra/olm-tools.tar" nsclaim/olm-tools:dev >/dev/null
-  "$REPO_ROOT/hack/local-node.sh" push "$WORK/infra/olm.tar" "nsclaim/olm:$OLM_VERSION" >/dev/null
+  wait "$OLM_IMAGES_PID" || { cat "$WORK/olm-images.log" >&2; return 1; }
+  "$REPO_ROOT/hack/local-node.sh" push "$WORK/infra-olm/olm-tools.tar" nsclaim/olm-tools:dev >/dev/null
+  "$REPO_ROOT/hack/local-node.sh" push "$WORK/infra-olm/olm.tar" "nsclaim/olm:$OLM_VERSION" >/dev/null
   say "node infrastructure from this checkout (no release artefact): OLM $OLM_VERSION's operators and its helper image"
   olm_up "$REGISTRY/nsclaim/olm:$OLM_VERSION" "$REGISTRY/nsclaim/olm-tools:dev"
   if kc get crds -o name | grep -q 'monitoring.coreos.com'; then say "the cluster must have no monitoring.coreos.com CRD"; return 1; fi
@@ -388,22 +394,27 @@ olm_run() {
   user_shell "kubectl apply --server-side -f \$R/fence.yaml >/dev/null"
   say "OLM: the fence from $URL/fence.yaml, as the README's OLM section says"
   olm_subscribe "$csv"
-  say "OLM installed $csv from the catalog on a cluster with no monitoring.coreos.com CRD: manager $(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].status.containerStatuses[0].image}')"
+  say "OLM installed $csv from the catalog on a cluster with no monitoring.coreos.com CRD: manager $(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].spec.containers[0].image} ({.items[0].status.containerStatuses[0].imageID})')"
   kc create namespace rehearsal-olm >/dev/null
   printf 'apiVersion: tenancy.nsclaim.dev/v1alpha1\nkind: NamespaceClaim\nmetadata: {name: olm, namespace: rehearsal-olm}\nspec: {ttl: 1h}\n' |
     kc apply --server-side -f - >/dev/null
   kc -n rehearsal-olm wait --for=condition=Ready namespaceclaim/olm --timeout=120s >/dev/null
   say "OLM: claim rehearsal-olm/olm Ready in $(kc -n rehearsal-olm get namespaceclaim olm -o jsonpath='{.status.namespace}') (class $(kc -n rehearsal-olm get namespaceclaim olm -o jsonpath='{.status.className}'))"
-  kc -n "$NS" delete subscription nsclaim-operator --wait >/dev/null
-  kc -n "$NS" delete csv "$csv" --wait >/dev/null
-  kc -n "$NS" wait --for=delete "deployment/$DEPLOY" --timeout=120s >/dev/null 2>&1 || true
-
+  # REHEARSAL_OLM_REINSTALL=1: uninstall, and install again once the CRDs are there (56 s more on 2
+  # cores; make test adds the CRDs to the cluster the operator was installed on instead).
+  if [[ ${REHEARSAL_OLM_REINSTALL:-0} == 1 ]]; then
+    kc -n "$NS" delete subscription nsclaim-operator --wait >/dev/null
+    kc -n "$NS" delete csv "$csv" --wait >/dev/null
+    kc -n "$NS" wait --for=delete "deployment/$DEPLOY" --timeout=120s >/dev/null 2>&1 || true
+  fi
   crd=$(CONTROLLER_GEN=$CONTROLLER_GEN "$REPO_ROOT/hack/monitoring-crds.sh")
   kc apply --server-side -f "$crd" >/dev/null
   wait_established "$crd"
   say "the Prometheus Operator's CRDs ($(basename "$crd"), generated from its API types) are served: $(kc get crds -o name | grep -c monitoring.coreos.com) monitoring.coreos.com CRDs"
-  olm_subscribe "$csv"
-  say "OLM installed $csv again, with the Prometheus Operator's CRDs present"
+  if [[ ${REHEARSAL_OLM_REINSTALL:-0} == 1 ]]; then
+    olm_subscribe "$csv"
+    say "OLM installed $csv again, with the Prometheus Operator's CRDs present"
+  fi
   user_shell "kubectl apply --server-side -f \$R/monitoring.yaml >/dev/null"
   say "consumed monitoring.yaml from $URL/monitoring.yaml (kubectl apply): $(kc -n "$NS" get servicemonitors,prometheusrules -o name | tr '\n' ' ')"
   scrape_servicemonitor
