@@ -25,6 +25,13 @@ say() { echo "previous-release-dir: $*" >&2; }
 build=$(TOOLS_BIN=${TOOLS_BIN:-$REPO_ROOT/bin} "$REPO_ROOT/hack/releases.sh" build "$VERSION")
 src=$build/src
 commit=$("$REPO_ROOT/hack/releases.sh" commit "$VERSION")
+# The directory is a function of the commit and of this script: reused when both are the same and its
+# files check out.
+stamp="$VERSION $commit: rebuilt by hack/previous-release-dir.sh (sha256 $(sha256sum "$0" | cut -c1-16)) from its recorded commit (its make build-installer, config/fence, its manager image)"
+if [[ -f $DIR/release.txt && $(cat "$DIR/release.txt") == "$stamp" ]] && (cd "$DIR" && sha256sum -c --quiet SHA256SUMS 2>/dev/null); then
+  say "v$VERSION ($commit) in $DIR is up to date"
+  exit 0
+fi
 if [[ -x $src/hack/release-dir.sh ]]; then
   say "$VERSION ($commit) has its own make release-dir: build its directory with it (make -C <its source> release-dir)"
   exit 1
@@ -49,8 +56,7 @@ grep -q "image: $IMG\$" "$DIR/install.yaml" || { say "install.yaml of $VERSION d
 CGO_ENABLED=0 go -C "$REPO_ROOT/hack/tools/imagebuild" build -o "$work/imagebuild" .
 "$work/imagebuild" -o "$DIR/manager-image.oci.tar" -name "$IMG" -entrypoint /manager -user 65532:65532 -file /manager="$work/manager"
 printf '%s %s\n' manager-image.oci.tar "$IMG" >"$DIR/images.txt"
-printf '%s %s: rebuilt by hack/previous-release-dir.sh from its recorded commit (its make build-installer, config/fence, its manager image)\n' \
-  "$VERSION" "$commit" >"$DIR/release.txt"
+echo "$stamp" >"$DIR/release.txt"
 (cd "$DIR" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | sort | xargs sha256sum >SHA256SUMS)
 say "v$VERSION ($commit) in $DIR:"
 (cd "$DIR" && ls -l --time-style=+ | awk 'NR>1 {printf "  %10d  %s\n", $5, $NF}') >&2

@@ -247,6 +247,13 @@ main() {
   say "PASS: release v$VERSION rehearsed from $URL and $REGISTRY"
 }
 
+# claim_ready NAMESPACE NAME TTL: an admin's claim (the default class) in NAMESPACE, waited for until Ready.
+claim_ready() {
+  printf 'apiVersion: tenancy.nsclaim.dev/v1alpha1\nkind: NamespaceClaim\nmetadata: {name: %s, namespace: %s}\nspec: {ttl: %s}\n' "$2" "$1" "$3" |
+    kc apply --server-side -f - >/dev/null
+  kc -n "$1" wait --for=condition=Ready "namespaceclaim/$2" --timeout=120s >/dev/null
+}
+
 # upgrade_from_previous: the previous release (PREVIOUS_DIR, served at PREVIOUS_URL) installed as its
 # users did, its install.yaml (up to 0.3.0 it carries the fence), a class and a claim Ready; then this
 # release applied in the README's upgrade order, install.yaml then fence.yaml, never leaving new RBAC
@@ -273,13 +280,8 @@ spec:
   podSecurity: restricted
   lifetime: {defaultTTL: 24h, maxTTL: 168h}
   credentials: {tokenTTL: 1h, renewBefore: 20m}
----
-apiVersion: tenancy.nsclaim.dev/v1alpha1
-kind: NamespaceClaim
-metadata: {name: before-upgrade, namespace: rehearsal-upgrade}
-spec: {className: ci, ttl: 2h}
 EOF
-  kc -n rehearsal-upgrade wait --for=condition=Ready namespaceclaim/before-upgrade --timeout=120s >/dev/null
+  claim_ready rehearsal-upgrade before-upgrade 2h
   before=$(kc -n rehearsal-upgrade get namespaceclaim before-upgrade -o jsonpath='{.status.namespace}')
   kc -n rehearsal-upgrade get secret "$(kc -n rehearsal-upgrade get namespaceclaim before-upgrade -o jsonpath='{.status.credentialsSecretName}')" \
     -o jsonpath='{.data.kubeconfig}' | base64 -d >"$kcfg"
@@ -316,13 +318,7 @@ EOF
   [[ $after == "$before" ]] || { say "the claim's namespace changed in the upgrade: $before -> $after"; return 1; }
   KUBECONFIG=$kcfg "$KUBE_BIN_DIR/kubectl" --server "$SERVER_URL" get configmap before-upgrade -o name >/dev/null ||
     { say "the kubeconfig handed by v$PREVIOUS_VERSION no longer works in $before"; return 1; }
-  kc apply --server-side -f - >/dev/null <<EOF
-apiVersion: tenancy.nsclaim.dev/v1alpha1
-kind: NamespaceClaim
-metadata: {name: after-upgrade, namespace: rehearsal-upgrade}
-spec: {className: ci, ttl: 1h}
-EOF
-  kc -n rehearsal-upgrade wait --for=condition=Ready namespaceclaim/after-upgrade --timeout=120s >/dev/null
+  claim_ready rehearsal-upgrade after-upgrade 1h
   say "upgraded to v$VERSION (manager $(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].status.containerStatuses[0].image}')): claim before-upgrade still Ready in $before, its old kubeconfig works there; new claim after-upgrade Ready in $(kc -n rehearsal-upgrade get namespaceclaim after-upgrade -o jsonpath='{.status.namespace}')"
 
   say "README uninstall after the upgrade (R=$URL)"
@@ -396,9 +392,7 @@ olm_run() {
   olm_subscribe "$csv"
   say "OLM installed $csv from the catalog on a cluster with no monitoring.coreos.com CRD: manager $(kc -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[0].spec.containers[0].image} ({.items[0].status.containerStatuses[0].imageID})')"
   kc create namespace rehearsal-olm >/dev/null
-  printf 'apiVersion: tenancy.nsclaim.dev/v1alpha1\nkind: NamespaceClaim\nmetadata: {name: olm, namespace: rehearsal-olm}\nspec: {ttl: 1h}\n' |
-    kc apply --server-side -f - >/dev/null
-  kc -n rehearsal-olm wait --for=condition=Ready namespaceclaim/olm --timeout=120s >/dev/null
+  claim_ready rehearsal-olm olm 1h
   say "OLM: claim rehearsal-olm/olm Ready in $(kc -n rehearsal-olm get namespaceclaim olm -o jsonpath='{.status.namespace}') (class $(kc -n rehearsal-olm get namespaceclaim olm -o jsonpath='{.status.className}'))"
   # REHEARSAL_OLM_REINSTALL=1: uninstall, and install again once the CRDs are there (56 s more on 2
   # cores; make test adds the CRDs to the cluster the operator was installed on instead).

@@ -22,15 +22,8 @@ olm_up() {
   olm_dir=$(go -C "$REPO_ROOT/hack/tools/olm" list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
   kc apply --server-side -f "$olm_dir/deploy/chart/crds/" >/dev/null
   wait_established "$olm_dir/deploy/chart/crds/"
-  kc apply --server-side -f - >/dev/null <<YAML
-apiVersion: operators.coreos.com/v1
-kind: OLMConfig
-metadata:
-  name: cluster
-spec:
-  features:
-    disableCopiedCSVs: true
-YAML
+  printf 'apiVersion: operators.coreos.com/v1\nkind: OLMConfig\nmetadata: {name: cluster}\nspec: {features: {disableCopiedCSVs: true}}\n' |
+    kc apply --server-side -f - >/dev/null
   # The catalog operator of v0.46.0 takes only --flags (cobra); the quickstart still writes -namespace.
   awk 'BEGIN { RS = "\n---\n" } !/kind: ClusterServiceVersion/ && !/kind: CatalogSource/ { print "---"; print }' \
     "$olm_dir/deploy/upstream/quickstart/olm.yaml" |
