@@ -287,10 +287,10 @@ build-installer: release-manifests ## Render the release's install.yaml (and its
 .PHONY: release-dir
 # MANAGER_ARCHS are the linux architectures of the manager image's index.
 MANAGER_ARCHS ?= amd64 arm64
-release-dir: manifests kustomize operator-sdk opm controller-gen ## Build the whole release of VERSION (manifests, dashboard, plugin archives, manager/bundle/catalog images) into RELEASE_DIR.
+release-dir: manifests kustomize operator-sdk opm controller-gen cyclonedx-gomod ## Build the whole release of VERSION (manifests, dashboard, plugin archives, manager/bundle/catalog images, the manager's SBOM) into RELEASE_DIR.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) IMG=$(IMG) BUNDLE_IMG=$(BUNDLE_IMG) CATALOG_IMG=$(CATALOG_IMG) \
-		PLUGIN_PLATFORMS="$(PLUGIN_PLATFORMS)" MANAGER_ARCHS="$(MANAGER_ARCHS)" KUSTOMIZE=$(KUSTOMIZE) OPM=$(OPM) TOOLS_BIN=$(LOCALBIN) \
+		PLUGIN_PLATFORMS="$(PLUGIN_PLATFORMS)" MANAGER_ARCHS="$(MANAGER_ARCHS)" KUSTOMIZE=$(KUSTOMIZE) OPM=$(OPM) TOOLS_BIN=$(LOCALBIN) CYCLONEDX_GOMOD=$(CYCLONEDX_GOMOD) \
 		IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) hack/release-dir.sh $(RELEASE_DIR)
 
 # test-release-rehearsal installs the release as a user downloads it, from RELEASE_DIR alone: files
@@ -299,11 +299,17 @@ release-dir: manifests kustomize operator-sdk opm controller-gen ## Build the wh
 # other plugin platforms and the arm64 manager are cross-compiles of the same code that would add
 # about half an hour on 2 cores with cold caches; `make release-dir` and the release workflow build them all.
 REHEARSAL_PLATFORM ?= linux/amd64
+# PREVIOUS_RELEASE_DIR receives PREVIOUS_VERSION's release directory, rebuilt from its recorded commit
+# (hack/previous-release-dir.sh), which the rehearsal upgrades from.
+PREVIOUS_RELEASE_DIR ?= $(CURDIR)/dist/release-v$(PREVIOUS_VERSION)
 .PHONY: test-release-rehearsal
 test-release-rehearsal: PLUGIN_PLATFORMS = $(REHEARSAL_PLATFORM)
 test-release-rehearsal: MANAGER_ARCHS = $(notdir $(REHEARSAL_PLATFORM))
-test-release-rehearsal: release-dir control-plane node kustomize ## Rehearse the release of RELEASE_DIR end to end on a local node: install.yaml and fence.yaml from served URLs, the manager image pulled from a registry, a claim, the plugin downloaded and checksummed, uninstall per the README.
-	VERSION=$(VERSION) IMG=$(IMG) MANAGER_ARCHS="$(MANAGER_ARCHS)" hack/test-release-rehearsal.sh $(RELEASE_DIR)
+test-release-rehearsal: release-dir control-plane node kustomize krew olm cpb busybox opm prometheus controller-gen ## Rehearse the release of RELEASE_DIR end to end on a local node: the upgrade from PREVIOUS_VERSION's directory, install.yaml and fence.yaml from served URLs, the manager image pulled from a registry, a claim, the plugin downloaded and checksummed and installed by krew, uninstall per the README, OLM from the catalog image with and without the Prometheus Operator's CRDs.
+	IMAGE_TAG_BASE=$(IMAGE_TAG_BASE) TOOLS_BIN=$(LOCALBIN) hack/previous-release-dir.sh $(PREVIOUS_VERSION) $(PREVIOUS_RELEASE_DIR)
+	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) IMG=$(IMG) MANAGER_ARCHS="$(MANAGER_ARCHS)" KREW=$(KREW) \
+		PROMETHEUS=$(PROMETHEUS) CONTROLLER_GEN=$(CONTROLLER_GEN) OLM_VERSION=$(OLM_VERSION) \
+		hack/test-release-rehearsal.sh $(RELEASE_DIR) $(PREVIOUS_RELEASE_DIR)
 
 ##@ Local cluster (etcd, kube-apiserver, kube-controller-manager as processes; no container engine needed)
 
@@ -397,6 +403,10 @@ OLM_GIT_COMMIT ?= 0368a3f9dff1fa14c8645b867fba25c3be9df845
 KWOK_VERSION ?= v0.8.0
 # ACTIONLINT_VERSION lints .github/workflows in make verify (the workflows cannot run here).
 ACTIONLINT_VERSION ?= v1.7.12
+# KREW_VERSION is the krew that test-release-rehearsal installs the plugin with (krew install --manifest --archive).
+KREW_VERSION ?= v0.4.3
+# CYCLONEDX_GOMOD_VERSION writes the release directory's SBOM of the manager (make release-dir).
+CYCLONEDX_GOMOD_VERSION ?= v1.10.0
 # KUBE_VERSION is the control plane (etcd, kube-apiserver, kube-controller-manager, kubectl) built
 # from hack/kube and hack/etcd for envtest and the local cluster. Bumping it means regenerating
 # hack/kube/go.mod with hack/kube/gen-gomod.sh.
@@ -430,6 +440,8 @@ OLM ?= $(LOCALBIN)/olm
 OLM_CATALOG ?= $(LOCALBIN)/catalog
 KWOK ?= $(LOCALBIN)/kwok
 ACTIONLINT ?= $(LOCALBIN)/actionlint
+KREW ?= $(LOCALBIN)/krew
+CYCLONEDX_GOMOD ?= $(LOCALBIN)/cyclonedx-gomod
 BUSYBOX ?= $(LOCALBIN)/busybox-$(BUSYBOX_VERSION)/busybox
 OLM_CPB ?= $(LOCALBIN)/cpb
 
@@ -557,6 +569,16 @@ $(OLM_CPB): $(LOCALBIN) hack/tools/olm/go.mod
 actionlint: $(ACTIONLINT) ## Build actionlint (GitHub Actions workflow linter) locally if necessary.
 $(ACTIONLINT): $(LOCALBIN)
 	$(call go-install-tool,$(ACTIONLINT),github.com/rhysd/actionlint/cmd/actionlint,$(ACTIONLINT_VERSION))
+
+.PHONY: krew
+krew: $(KREW) ## Build krew (kubectl's plugin manager) locally if necessary.
+$(KREW): $(LOCALBIN)
+	$(call go-install-tool,$(KREW),sigs.k8s.io/krew/cmd/krew,$(KREW_VERSION))
+
+.PHONY: cyclonedx-gomod
+cyclonedx-gomod: $(CYCLONEDX_GOMOD) ## Build cyclonedx-gomod (the release's SBOM) locally if necessary.
+$(CYCLONEDX_GOMOD): $(LOCALBIN)
+	$(call go-install-tool,$(CYCLONEDX_GOMOD),github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod,$(CYCLONEDX_GOMOD_VERSION))
 
 .PHONY: kwok
 kwok: $(KWOK) ## Build kwok (simulated nodes, so OLM's Deployments report Running without a kubelet) locally if necessary.

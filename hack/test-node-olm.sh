@@ -55,6 +55,9 @@ TO_BUNDLE=$REGISTRY/nsclaim/nsclaim-operator-bundle:v$VERSION
 t0=$(date +%s)
 say() { echo "test-node-olm: [$(($(date +%s) - t0))s] $*" >&2; }
 kc() { KUBECACHEDIR=$STATE/kubecache "$KUBECTL" --kubeconfig "$STATE/kubeconfig" "$@"; }
+# wait_established, olm_up, serve_catalog: hack/lib/node-olm.sh
+# shellcheck source=lib/node-olm.sh
+source "$REPO_ROOT/hack/lib/node-olm.sh"
 
 teardown() {
   "$REPO_ROOT/hack/local-node.sh" down || true
@@ -78,19 +81,10 @@ apply_fence() {
   return 1
 }
 
-# wait_established FILE: kubectl wait fails ("accessor error") on a CRD that has no conditions yet.
-wait_established() {
-  for _ in $(seq 1 60); do
-    kc wait --for condition=established --timeout=60s -f "$1" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  kc wait --for condition=established --timeout=1s -f "$1" >/dev/null
-}
-
 # start_cluster: a fresh cluster and node with OLM, the images in the registry and the previous
 # release's fence.
 start_cluster() {
-  local olm_dir prev=$1
+  local prev=$1
   "$REPO_ROOT/hack/local-node.sh" down >/dev/null 2>&1 || true
   "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
   mkdir -p "$STATE/logs"
@@ -109,35 +103,11 @@ start_cluster() {
   "${push[@]}" "$IMAGES/catalog-from.tar" "nsclaim/nsclaim-operator-catalog:from" >/dev/null
   "${push[@]}" "$IMAGES/catalog-to.tar" "nsclaim/nsclaim-operator-catalog:to" >/dev/null
 
-  olm_dir=$(go -C "$REPO_ROOT/hack/tools/olm" list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
-  kc apply --server-side -f "$olm_dir/deploy/chart/crds/" >/dev/null
-  wait_established "$olm_dir/deploy/chart/crds/"
+  olm_up "$OLM_IMAGE" "$OLM_TOOLS"
   # PREVIOUS_VERSION's bundle carries a ServiceMonitor and a PrometheusRule: their kinds must be served
   # (stand-ins); VERSION's bundle carries none (test-olm installs it without them).
   kc apply --server-side -f "$REPO_ROOT/test/olm/monitoring-crds.yaml" >/dev/null
   wait_established "$REPO_ROOT/test/olm/monitoring-crds.yaml"
-  kc apply --server-side -f - >/dev/null <<EOF
-apiVersion: operators.coreos.com/v1
-kind: OLMConfig
-metadata:
-  name: cluster
-spec:
-  features:
-    disableCopiedCSVs: true
-EOF
-  # OLM's quickstart, its image replaced by the one assembled here; the bundle unpack Job's opm image
-  # is olm-tools (opm alpha bundle extract), its util image OLM's own (cp, cpb). Left out: the
-  # packageserver CSV (the packages API; nothing here reads it) and the operatorhub.io CatalogSource.
-  # The catalog operator of v0.46.0 takes only --flags (cobra); the quickstart still writes -namespace.
-  awk 'BEGIN { RS = "\n---\n" } !/kind: ClusterServiceVersion/ && !/kind: CatalogSource/ { print "---"; print }' \
-    "$olm_dir/deploy/upstream/quickstart/olm.yaml" |
-    sed -e "s|quay.io/operator-framework/olm@sha256:[0-9a-f]*|$OLM_IMAGE|" \
-      -e "s|^\( *\)- '-\([a-zA-Z][a-zA-Z-]*\)'\$|\1- --\2|" -e "s|^\( *\)- -\([a-zA-Z]\)|\1- --\2|" \
-      -e "s|^\( *\)- --configmapServerImage=.*|&\n\1- --opmImage=$OLM_TOOLS|" >"$STATE/olm.yaml"
-  kc apply --server-side -f "$STATE/olm.yaml" >/dev/null
-  kc -n olm rollout status deployment/olm-operator --timeout=180s >/dev/null
-  kc -n olm rollout status deployment/catalog-operator --timeout=180s >/dev/null
-  say "OLM's operators run as Pods: $(kc -n olm get pods -o jsonpath='{range .items[*]}{.metadata.name} {.status.phase}, {end}')"
   apply_fence "$prev/src" "$PREVIOUS_VERSION"
 }
 
@@ -182,7 +152,7 @@ run_mode() {
       NSCLAIM_OLM_UPGRADE_CMD="$REPO_ROOT/hack/olm-bundle.sh upgrade $TO_BUNDLE $REPO_ROOT" || status=$?
     ;;
   catalog)
-    serve_catalog from
+    serve_catalog_of from
     run_olm_test catalog "$prev" \
       NSCLAIM_OLM_CATALOG_ADDRESS="$(kc -n olm get service nsclaim-catalog -o jsonpath='{.spec.clusterIP}'):50051" \
       NSCLAIM_OLM_OFFER_UPGRADE_CMD="$SELF offer-upgrade" NSCLAIM_OLM_KUBECONFIG_SERVER="https://$APISERVER_ADDRESS:$APISERVER_PORT" || status=$?
@@ -193,37 +163,10 @@ run_mode() {
   ((status == 0)) || FAILED+=("$mode")
 }
 
-# serve_catalog from|to: the catalog Pod (opm serve) behind the Service olm/nsclaim-catalog runs the
-# catalog image of PREVIOUS_VERSION (from) or of PREVIOUS_VERSION and VERSION (to).
-serve_catalog() {
-  kc apply --server-side -f - >/dev/null <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: nsclaim-catalog, namespace: olm}
-spec:
-  selector: {matchLabels: {app: nsclaim-catalog}}
-  strategy: {type: Recreate}
-  template:
-    metadata: {labels: {app: nsclaim-catalog}}
-    spec:
-      automountServiceAccountToken: false
-      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
-      containers:
-      - name: opm
-        image: $REGISTRY/nsclaim/nsclaim-operator-catalog:$1
-        ports: [{containerPort: 50051, name: grpc}]
-        readinessProbe: {tcpSocket: {port: 50051}, periodSeconds: 1}
-        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: nsclaim-catalog, namespace: olm}
-spec:
-  selector: {app: nsclaim-catalog}
-  ports: [{name: grpc, port: 50051, targetPort: 50051}]
-EOF
-  kc -n olm rollout status deployment/nsclaim-catalog --timeout=120s >/dev/null
-  say "catalog Pod serves the catalog '$1' ($(kc -n olm get pods -l app=nsclaim-catalog -o jsonpath='{.items[0].metadata.name} on {.items[0].spec.nodeName}'))"
+# serve_catalog_of from|to: the catalog Pod behind the Service olm/nsclaim-catalog runs the catalog
+# image of PREVIOUS_VERSION (from) or of PREVIOUS_VERSION and VERSION (to).
+serve_catalog_of() {
+  serve_catalog "$REGISTRY/nsclaim/nsclaim-operator-catalog:$1"
 }
 
 main() {
@@ -271,7 +214,7 @@ main() {
 case ${1:-} in
 offer-upgrade)
   apply_fence "$REPO_ROOT" "$VERSION"
-  serve_catalog to
+  serve_catalog_of to
   ;;
 *) main "$@" ;;
 esac
