@@ -29,14 +29,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/admission"
 )
 
 // Charge is what one claim takes from a budget: one claim, its requester (for the per-requester
-// limits) and, per resource, its class's ResourceQuota hard.
-type Charge struct {
-	Requester string
-	Resources corev1.ResourceList
-}
+// limits) and, per resource, its class's ResourceQuota hard. It is the admission ledger's charge, so
+// the ledger's slots carry it.
+type Charge = admission.Charge
 
 // Requester is the requester a claim is charged to in a budget's perRequester limits: its creator's
 // username for a keyless claim (spec.creator), else its requester namespace.
