@@ -30,6 +30,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/admission"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 )
 
 // Charge is what one claim takes from a budget: one claim, its requester (for the per-requester
@@ -277,4 +278,29 @@ func QueuedMessage(budget string, position int, why string) string {
 		why = "claims created before it are admitted first (StrictFIFO)"
 	}
 	return fmt.Sprintf("Waiting in NamespaceBudget %s at position %d: %s", budget, position, why)
+}
+
+// Held is the charge to budget b of namespace ns that nsclaim made for a claim (its owner proven by the
+// caller): claim is the claim when it still exists (nil once deleted: it is judged by the requester
+// namespace the namespace's labels name), classByLabel the classes by their label value, and
+// requesterLabels the labels of the requester namespace. False when b does not cover it.
+func Held(b *tenancyv1alpha1.NamespaceBudget, ns metav1.Object, claim *tenancyv1alpha1.NamespaceClaim,
+	classByLabel map[string]*tenancyv1alpha1.NamespaceClass, requesterLabels map[string]string) (Charge, bool) {
+	l := ns.GetLabels()
+	if claim == nil {
+		claim = &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: l[tenancyv1alpha1.ClaimNamespaceLabel]}}
+	}
+	if !Covers(b, claim, requesterLabels) {
+		return Charge{}, false
+	}
+	return ChargeOf(claim, classByLabel[l[tenancyv1alpha1.ClassLabel]]), true
+}
+
+// ClassesByLabel indexes classes by the value of the class label of the namespaces they make.
+func ClassesByLabel(classes []tenancyv1alpha1.NamespaceClass) map[string]*tenancyv1alpha1.NamespaceClass {
+	out := make(map[string]*tenancyv1alpha1.NamespaceClass, len(classes))
+	for i := range classes {
+		out[claimpolicy.Label(classes[i].Name)] = &classes[i]
+	}
+	return out
 }

@@ -294,3 +294,37 @@ func TestQueuedMessage(t *testing.T) {
 		t.Fatalf("QueuedMessage = %q, want %q", got, want)
 	}
 }
+
+func TestStatus(t *testing.T) {
+	now := t0.Add(time.Hour)
+	charges := []Charge{{Requester: "a", Resources: cpu("2")}, {Requester: "b", Resources: cpu("1")}}
+	cases := []struct {
+		name       string
+		budget     *tenancyv1alpha1.NamespaceBudget
+		allocated  []Charge
+		queued     []*tenancyv1alpha1.NamespaceClaim
+		wantReason string
+		wantAvail  int32
+		wantCPU    string
+		wantOldest *time.Time
+	}{
+		{name: "room left", budget: budget(3, cpu("4")), allocated: charges, wantReason: tenancyv1alpha1.BudgetAvailableReason, wantAvail: 1, wantCPU: "1"},
+		{name: "full", budget: budget(2, cpu("4")), allocated: charges, wantReason: tenancyv1alpha1.BudgetExhaustedReason, wantCPU: "1"},
+		{name: "claims wait", budget: budget(3, cpu("3")), allocated: charges, wantReason: tenancyv1alpha1.BudgetExhaustedReason, wantAvail: 1, wantCPU: "0",
+			queued: []*tenancyv1alpha1.NamespaceClaim{newClaim("late", createdAt(time.Minute)), newClaim("early", createdAt(time.Second))}, wantOldest: ptr(t0.Add(time.Second))},
+		{name: "no claims limit", budget: budget(-1, cpu("8")), allocated: charges, wantReason: tenancyv1alpha1.BudgetAvailableReason, wantCPU: "5"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Status(tc.budget, tc.allocated, tc.queued, now)
+			ready := st.Conditions[0]
+			cpuLeft := st.Available.Resources["requests.cpu"]
+			if ready.Reason != tc.wantReason || st.Available.Claims != tc.wantAvail || cpuLeft.String() != tc.wantCPU || st.Allocated.Claims != 2 || st.Queued != int32(len(tc.queued)) {
+				t.Fatalf("Status = %+v", st)
+			}
+			if (tc.wantOldest == nil) != (st.OldestQueuedSince == nil) || (tc.wantOldest != nil && !st.OldestQueuedSince.Time.Equal(*tc.wantOldest)) {
+				t.Fatalf("oldestQueuedSince = %v, want %v", st.OldestQueuedSince, tc.wantOldest)
+			}
+		})
+	}
+}
