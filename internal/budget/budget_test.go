@@ -43,8 +43,12 @@ func newClaim(name string, opts ...claimOpt) *tenancyv1alpha1.NamespaceClaim {
 func createdAt(d time.Duration) claimOpt {
 	return func(c *tenancyv1alpha1.NamespaceClaim) { c.CreationTimestamp = metav1.NewTime(t0.Add(d)) }
 }
-func inNamespace(ns string) claimOpt { return func(c *tenancyv1alpha1.NamespaceClaim) { c.Namespace = ns } }
-func holding(ns string) claimOpt     { return func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Namespace = ns } }
+func inNamespace(ns string) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Namespace = ns }
+}
+func holding(ns string) claimOpt {
+	return func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Namespace = ns }
+}
 func activeAt(d time.Duration) claimOpt {
 	return func(c *tenancyv1alpha1.NamespaceClaim) { at := metav1.NewTime(t0.Add(d)); c.Status.LastActivity = &at }
 }
@@ -57,7 +61,9 @@ func deleting() claimOpt {
 	return func(c *tenancyv1alpha1.NamespaceClaim) { now := metav1.NewTime(t0); c.DeletionTimestamp = &now }
 }
 
-func cpu(q string) corev1.ResourceList { return corev1.ResourceList{"requests.cpu": resource.MustParse(q)} }
+func cpu(q string) corev1.ResourceList {
+	return corev1.ResourceList{"requests.cpu": resource.MustParse(q)}
+}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -134,7 +140,9 @@ func TestFits(t *testing.T) {
 	a := func(q string) Charge { return Charge{Requester: "namespace:a", Resources: cpu(q)} }
 	b := func(q string) Charge { return Charge{Requester: "namespace:b", Resources: cpu(q)} }
 	perRequester := func(n int32) func(*tenancyv1alpha1.NamespaceBudget) {
-		return func(b *tenancyv1alpha1.NamespaceBudget) { b.Spec.PerRequester = &tenancyv1alpha1.BudgetLimits{Claims: ptr(n)} }
+		return func(b *tenancyv1alpha1.NamespaceBudget) {
+			b.Spec.PerRequester = &tenancyv1alpha1.BudgetLimits{Claims: ptr(n)}
+		}
 	}
 	cases := []struct {
 		name    string
