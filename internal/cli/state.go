@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -78,7 +79,7 @@ func Classify(claim *tenancyv1alpha1.NamespaceClaim) State {
 		// A refusal of an older generation is stale: the spec changed since (an extension set back),
 		// and the operator has not answered the new one yet.
 		st.Phase = PhaseRefused
-	case ready.Status == "False" && ready.Reason == tenancyv1alpha1.QueuedReason:
+	case ready.Status == metav1.ConditionFalse && ready.Reason == tenancyv1alpha1.QueuedReason:
 		st.Phase = PhaseQueued
 	case ready.Status == "False" && ready.Reason == tenancyv1alpha1.ReleasedReason:
 		st.Phase = PhaseDeleting
