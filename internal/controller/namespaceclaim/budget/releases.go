@@ -66,10 +66,16 @@ func Budgets(reader client.Reader) handler.EventHandler {
 	})
 }
 
-// QueuedClaims are the requests of the claims, in the cache, that wait for a budget (Queued).
+// QueuedClaims are the requests of the claims, in the cache, that wait for a budget (Queued). With no
+// budget there is no queue, and the claims are not listed (a namespace event costs nothing then).
 func QueuedClaims(ctx context.Context, reader client.Reader) []ctrl.Request {
+	budgets := &tenancyv1alpha1.NamespaceBudgetList{}
+	if err := reader.List(ctx, budgets, client.Limit(1), client.UnsafeDisableDeepCopy); err != nil || len(budgets.Items) == 0 {
+		return nil
+	}
 	claims := &tenancyv1alpha1.NamespaceClaimList{}
-	if err := reader.List(ctx, claims); err != nil {
+	// Read-only: the cached claims themselves, not a deep copy of each at every namespace event.
+	if err := reader.List(ctx, claims, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []ctrl.Request
