@@ -45,6 +45,7 @@ import (
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/configmaprequest"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespacebudget"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclass"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceorphan"
@@ -534,7 +535,7 @@ func loadOwnershipKey(cfg *rest.Config, namespace string) (*ownership.Key, time.
 }
 
 // setupSideReconcilers sets up the reconcilers beside the claim's and the pool's: the orphan sweep, the
-// class reconciler and, when the ConfigMap protocol is on, its request reconciler.
+// class reconciler, the budget reconciler (with its metrics) and, when the ConfigMap protocol is on, its request reconciler.
 func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol configmaprequest.Protocol, pools *namespaceclass.PoolReports,
 	minimumPodSecurity tenancyv1alpha1.PodSecurityLevel) error {
 	if err := (&namespaceorphan.OrphanReconciler{
@@ -552,6 +553,12 @@ func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol c
 		Pools:              pools,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
+	}
+	if err := (&namespacebudget.BudgetReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up NamespaceBudget controller: %w", err)
+	}
+	if err := ctrlmetrics.Registry.Register(monitoring.NewBudgetCollector(mgr.GetCache())); err != nil {
+		return fmt.Errorf("registering budget metrics: %w", err)
 	}
 	if protocol.Namespace != "" {
 		if err := (&configmaprequest.ConfigMapRequestReconciler{

@@ -254,6 +254,8 @@ var RefusalReasons = []string{
 	AmbiguousDefaultClassReason,
 	ClassNotAllowedReason,
 	ClaimLimitExceededReason,
+	BudgetExhaustedReason,
+	QueueWaitExceededReason,
 	TTLExceedsMaximumReason,
 	KeepExceedsMaximumReason,
 	LabelNotAllowedReason,

@@ -172,11 +172,12 @@ func (s *session) waitFor(ctx context.Context, name string, timeout time.Duratio
 		return cond(claim)
 	})
 	if errors.Is(err, watchtools.ErrWatchClosed) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil) {
-		state := "gone"
+		state, queued := "gone", false
 		if last != nil {
-			state = cli.Classify(last).String()
+			st := cli.Classify(last)
+			state, queued = st.String(), st.Phase == cli.PhaseQueued
 		}
-		return last, &cli.TimeoutError{What: fmt.Sprintf("namespaceclaim %s/%s %s (after %s)", s.ns, name, describe, timeout), Last: state}
+		return last, &cli.TimeoutError{What: fmt.Sprintf("namespaceclaim %s/%s %s (after %s)", s.ns, name, describe, timeout), Last: state, Queued: queued}
 	}
 	return last, err
 }

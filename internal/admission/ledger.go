@@ -24,18 +24,22 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Key is one limit: a class in one requester namespace.
+// Key is one limit: a class in one requester namespace, or (Budget set) a NamespaceBudget.
 type Key struct {
 	// Namespace is the requester namespace.
 	Namespace string
 	// Class is the class's label value (claimpolicy.Label), as the namespaces it made carry it.
 	Class string
+	// Budget is the name of a NamespaceBudget; its slots carry charges (AdmitCharged).
+	Budget string
 }
 
 // Holding is a claim that owns a live namespace of a key, as a live list reports it.
 type Holding struct {
 	Claim     types.UID
 	Namespace string
+	// Charge is what the holding takes from a budget (budget keys only).
+	Charge Charge
 }
 
 // Lister lists a key's holdings from the API server (never the cache): the namespaces nsclaim owns that
@@ -73,6 +77,7 @@ type slot struct {
 	namespace string
 	held      bool
 	heldAt    uint64
+	charge    Charge
 }
 
 // Admit admits claim to key's limit if check allows it, and reserves its slot. A claim the ledger
@@ -81,6 +86,12 @@ type slot struct {
 // once more. The returned Reservation is nil when the claim is refused; it must be released when
 // the claim's namespace was not made (Release is a no-op once held).
 func (l *Ledger) Admit(ctx context.Context, key Key, claim types.UID, check Check, live Lister) (*Reservation, error) {
+	return l.admit(ctx, key, claim, Charge{}, func(slots map[types.UID]slot) bool { return check(counted(slots, claim)) }, live)
+}
+
+// admit is Admit and AdmitCharged: fits decides over the key's slots, and an admitted claim's slot is
+// reserved with charge.
+func (l *Ledger) admit(ctx context.Context, key Key, claim types.UID, charge Charge, fits func(map[types.UID]slot) bool, live Lister) (*Reservation, error) {
 	e := l.use(key)
 	r := &Reservation{ledger: l, key: key, claim: claim}
 	if err := l.seed(ctx, e, live); err != nil {
@@ -88,7 +99,7 @@ func (l *Ledger) Admit(ctx context.Context, key Key, claim types.UID, check Chec
 		return nil, err
 	}
 	l.mu.Lock()
-	if admitted(e, claim, check) {
+	if admitted(e, claim, charge, fits) {
 		l.mu.Unlock()
 		return r, nil
 	}
@@ -103,7 +114,7 @@ func (l *Ledger) Admit(ctx context.Context, key Key, claim types.UID, check Chec
 	defer l.mu.Unlock()
 	e.seq++
 	e.slots = refreshed(e.slots, start, e.seq, holdings)
-	if admitted(e, claim, check) {
+	if admitted(e, claim, charge, fits) {
 		return r, nil
 	}
 	l.dropUser(key, e)
@@ -134,14 +145,14 @@ func (l *Ledger) seed(ctx context.Context, e *entry, live Lister) error {
 }
 
 // admitted runs check for claim and reserves its slot if it passes; l.mu is held.
-func admitted(e *entry, claim types.UID, check Check) bool {
+func admitted(e *entry, claim types.UID, charge Charge, fits func(map[types.UID]slot) bool) bool {
 	if _, ok := e.slots[claim]; ok {
 		return true
 	}
-	if !check(counted(e.slots, claim)) {
+	if !fits(e.slots) {
 		return false
 	}
-	e.slots[claim] = slot{}
+	e.slots[claim] = slot{charge: charge}
 	return true
 }
 
@@ -217,7 +228,7 @@ type Reservation struct {
 func (r *Reservation) Hold(namespace string) {
 	r.settle(func(e *entry) {
 		e.seq++
-		e.slots[r.claim] = slot{namespace: namespace, held: true, heldAt: e.seq}
+		e.slots[r.claim] = slot{namespace: namespace, held: true, heldAt: e.seq, charge: e.slots[r.claim].charge}
 	})
 }
 
@@ -265,9 +276,9 @@ func counted(slots map[types.UID]slot, claim types.UID) []types.UID {
 // Release settles it), and a holding recorded after start (the list may have missed it). A slot is
 // never recorded with an older seq than it has: a list older than the newest that saw it cannot drop it.
 func refreshed(slots map[types.UID]slot, start, next uint64, holdings []Holding) map[types.UID]slot {
-	live := make(map[types.UID]string, len(holdings))
+	live := make(map[types.UID]Holding, len(holdings))
 	for _, h := range holdings {
-		live[h.Claim] = h.Namespace
+		live[h.Claim] = h
 	}
 	out := make(map[types.UID]slot, len(slots)+len(holdings))
 	for uid, s := range slots {
@@ -278,7 +289,7 @@ func refreshed(slots map[types.UID]slot, start, next uint64, holdings []Holding)
 	}
 	for uid, ns := range live {
 		if _, ok := out[uid]; !ok {
-			out[uid] = slot{namespace: ns, held: true, heldAt: next}
+			out[uid] = slot{namespace: ns.Namespace, held: true, heldAt: next, charge: ns.Charge}
 		}
 	}
 	return out

@@ -20,7 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -38,7 +38,7 @@ func TestRefreshed(t *testing.T) {
 		want     map[types.UID]slot
 	}{
 		{"a seed counts every live holding", map[types.UID]slot{}, 0,
-			[]Holding{{"a", "ns-a"}, {"b", "ns-b"}},
+			[]Holding{{Claim: "a", Namespace: "ns-a"}, {Claim: "b", Namespace: "ns-b"}},
 			map[types.UID]slot{"a": held("ns-a", 9), "b": held("ns-b", 9)}},
 		{"a holding from before the list that the list lacks is gone", map[types.UID]slot{"a": held("ns-a", 2)}, 2,
 			nil, map[types.UID]slot{}},
@@ -48,15 +48,15 @@ func TestRefreshed(t *testing.T) {
 			nil, map[types.UID]slot{"a": reserved}},
 		// An older list running at the same time could drop it if it became a holding of this list's seq.
 		{"a reservation whose namespace the list has stays a reservation", map[types.UID]slot{"a": reserved}, 5,
-			[]Holding{{"a", "ns-a"}}, map[types.UID]slot{"a": reserved}},
+			[]Holding{{Claim: "a", Namespace: "ns-a"}}, map[types.UID]slot{"a": reserved}},
 		{"a holding the ledger missed is counted, recorded after every list so far", map[types.UID]slot{"a": held("ns-a", 1)}, 4,
-			[]Holding{{"a", "ns-a"}, {"c", "ns-c"}}, map[types.UID]slot{"a": held("ns-a", 1), "c": held("ns-c", 9)}},
+			[]Holding{{Claim: "a", Namespace: "ns-a"}, {Claim: "c", Namespace: "ns-c"}}, map[types.UID]slot{"a": held("ns-a", 1), "c": held("ns-c", 9)}},
 		{"a later holding keeps its own record", map[types.UID]slot{"a": held("ns-a2", 6)}, 4,
-			[]Holding{{"a", "ns-a"}}, map[types.UID]slot{"a": held("ns-a2", 6)}},
+			[]Holding{{Claim: "a", Namespace: "ns-a"}}, map[types.UID]slot{"a": held("ns-a2", 6)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := refreshed(tc.slots, tc.start, 9, tc.holdings); !maps.Equal(got, tc.want) {
+			if got := refreshed(tc.slots, tc.start, 9, tc.holdings); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("refreshed = %v, want %v", got, tc.want)
 			}
 		})
@@ -72,8 +72,8 @@ func lister(h ...Holding) Lister { return func(context.Context) ([]Holding, erro
 // are admitted, and those released give their slot to the next.
 func TestAdmitNeverOverfills(t *testing.T) {
 	var l Ledger
-	key := Key{"team-a", "ci"}
-	live := lister(Holding{"old-1", "ns-1"}, Holding{"old-2", "ns-2"})
+	key := Key{Namespace: "team-a", Class: "ci"}
+	live := lister(Holding{Claim: "old-1", Namespace: "ns-1"}, Holding{Claim: "old-2", Namespace: "ns-2"})
 	var mu sync.Mutex
 	var admitted []*Reservation
 	var wg sync.WaitGroup
@@ -104,14 +104,14 @@ func TestAdmitNeverOverfills(t *testing.T) {
 		t.Fatal("a released slot was not given to the next claim")
 	}
 	// The refusal's refresh drops the seeded holdings the live list no longer has.
-	if r, _ := l.Admit(context.Background(), key, "later", under(5), lister(Holding{"old-1", "ns-1"})); r == nil {
+	if r, _ := l.Admit(context.Background(), key, "later", under(5), lister(Holding{Claim: "old-1", Namespace: "ns-1"})); r == nil {
 		t.Fatal("a holding gone from the live list was still counted")
 	}
 }
 
 func TestGoneAndForget(t *testing.T) {
 	var l Ledger
-	key := Key{"team-a", "ci"}
+	key := Key{Namespace: "team-a", Class: "ci"}
 	r, err := l.Admit(context.Background(), key, "a", under(1), lister())
 	if err != nil || r == nil {
 		t.Fatalf("first claim not admitted: %v", err)
@@ -135,7 +135,7 @@ func TestGoneAndForget(t *testing.T) {
 	if r, err := l.Admit(context.Background(), key, "b", under(1), func(context.Context) ([]Holding, error) { return nil, boom }); !errors.Is(err, boom) || r != nil {
 		t.Fatalf("Admit with a failing list = %v, %v", r, err)
 	}
-	if r, err := l.Admit(context.Background(), key, "b", under(1), lister(Holding{"a", "ns-a"})); err != nil || r != nil {
+	if r, err := l.Admit(context.Background(), key, "b", under(1), lister(Holding{Claim: "a", Namespace: "ns-a"})); err != nil || r != nil {
 		t.Fatalf("a reseeded key did not count its live holding: %v, %v", r, err)
 	}
 	if got := l.Counted(key); len(got) != 1 || got[0] != "a" {
@@ -149,7 +149,7 @@ func TestGoneAndForget(t *testing.T) {
 // limit of one.
 func TestOlderListNeverDropsANamespaceBeingMade(t *testing.T) {
 	var l Ledger
-	key := Key{"team-a", "ci"}
+	key := Key{Namespace: "team-a", Class: "ci"}
 	a, err := l.Admit(context.Background(), key, "a", under(1), lister())
 	if err != nil || a == nil {
 		t.Fatalf("first claim not admitted: %v", err)
@@ -166,7 +166,7 @@ func TestOlderListNeverDropsANamespaceBeingMade(t *testing.T) {
 		done <- r
 	}()
 	<-listing
-	if r, _ := l.Admit(context.Background(), key, "e", under(1), lister(Holding{"a", "ns-a"})); r != nil {
+	if r, _ := l.Admit(context.Background(), key, "e", under(1), lister(Holding{Claim: "a", Namespace: "ns-a"})); r != nil {
 		t.Fatal("a claim was admitted over a namespace being made")
 	}
 	close(release)

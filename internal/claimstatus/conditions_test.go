@@ -136,6 +136,8 @@ func TestTransitionEvent(t *testing.T) {
 		{"pending is quiet", cond(tr, tenancyv1alpha1.ProvisionedReason), cond(f, tenancyv1alpha1.PendingReason), "", false},
 		{"provisioning is quiet", nil, cond(f, tenancyv1alpha1.ProvisioningReason), "", false},
 		{"internal error is quiet", nil, cond(f, tenancyv1alpha1.InternalErrorReason), "", false},
+		{"queued is a Normal wait", nil, cond(f, tenancyv1alpha1.QueuedReason), tenancyv1alpha1.QueuedReason, false},
+		{"budget exhausted is a refusal", cond(f, tenancyv1alpha1.QueuedReason), cond(f, tenancyv1alpha1.BudgetExhaustedReason), tenancyv1alpha1.BudgetExhaustedReason, true},
 		{"excess permissions", cond(f, tenancyv1alpha1.PendingReason), cond(f, tenancyv1alpha1.ExcessPermissionsReason), tenancyv1alpha1.ExcessPermissionsReason, true},
 	}
 	for _, tc := range cases {

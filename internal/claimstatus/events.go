@@ -84,6 +84,9 @@ func Transition(before, after []metav1.Condition) *Event {
 		return &Event{Reason: "Expired", Action: "Expire", Note: a.Message}
 	case tenancyv1alpha1.ReleasedReason:
 		return &Event{Reason: "Released", Action: "Release", Note: a.Message}
+	case tenancyv1alpha1.QueuedReason:
+		// A wait for a NamespaceBudget, not a refusal: a Normal Event, no refusal metric.
+		return &Event{Reason: tenancyv1alpha1.QueuedReason, Action: "Queue", Note: a.Message}
 	}
 	if a.Status == metav1.ConditionFalse && RefusedBy(a.Reason) {
 		return &Event{Warning: true, Reason: a.Reason, Action: "Refuse", Note: a.Message}

@@ -50,6 +50,9 @@ const (
 	// another caller's (the default --if-exists reuses only one's own claim), or a credentials Secret
 	// does not belong to the claim.
 	ExitExists = 7
+	// ExitQueued: --timeout ended while the claim waited in a NamespaceBudget's queue (Queued): the
+	// budget is full, not the operator slow; the message gives the position.
+	ExitQueued = 8
 )
 
 // RefusedError is a claim the operator will not serve until someone acts.
@@ -70,6 +73,8 @@ func (e *RefusedError) Error() string {
 type TimeoutError struct {
 	What string
 	Last string
+	// Queued is set when the claim waited in a NamespaceBudget's queue when the wait ran out.
+	Queued bool
 }
 
 func (e *TimeoutError) Error() string {
@@ -118,6 +123,8 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &refused):
 		return ExitRefused
+	case errors.As(err, &timeout) && timeout.Queued:
+		return ExitQueued
 	case errors.As(err, &timeout):
 		return ExitTimeout
 	case errors.As(err, &exists):

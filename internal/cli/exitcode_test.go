@@ -37,6 +37,8 @@ func TestExitCode(t *testing.T) {
 		{"refused", &RefusedError{Claim: "a", Reason: "NamespaceTaken"}, ExitRefused},
 		{"refused, wrapped", fmt.Errorf("claim: %w", &RefusedError{Claim: "a"}), ExitRefused},
 		{"timeout", &TimeoutError{What: "Ready"}, ExitTimeout},
+		{"timeout while queued for a budget", &TimeoutError{What: "Ready", Queued: true}, ExitQueued},
+		{"timeout while queued, wrapped", fmt.Errorf("claim: %w", &TimeoutError{What: "Ready", Queued: true}), ExitQueued},
 		{"exists", &ExistsError{Claim: "a"}, ExitExists},
 		{"not found (plugin)", &NotFoundError{What: "secret"}, ExitNotFound},
 		{"usage", &UsageError{Msg: "bad flag"}, ExitUsage},
@@ -58,7 +60,7 @@ func TestExitCode(t *testing.T) {
 
 func TestExitCodesAreDistinct(t *testing.T) {
 	seen := map[int]bool{}
-	for _, c := range []int{ExitOK, ExitError, ExitUsage, ExitRefused, ExitTimeout, ExitForbidden, ExitNotFound, ExitExists} {
+	for _, c := range []int{ExitOK, ExitError, ExitUsage, ExitRefused, ExitTimeout, ExitForbidden, ExitNotFound, ExitExists, ExitQueued} {
 		if seen[c] {
 			t.Fatalf("exit code %d is used twice", c)
 		}

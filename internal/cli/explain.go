@@ -34,6 +34,11 @@ func Explain(claim *tenancyv1alpha1.NamespaceClaim) string {
 		g := GuidanceFor(st.Reason)
 		fmt.Fprintf(&b, "  reason:       %s\n  message:      %s\n  who must act: %s\n  what to do:   %s\n", st.Reason, st.Message, g.Actor, g.Action)
 	}
+	if st.Phase == PhaseQueued {
+		if budget, pos, ok := QueuePosition(st.Message); ok {
+			fmt.Fprintf(&b, "  queue:        position %d for NamespaceBudget %s\n", pos, budget)
+		}
+	}
 	fmt.Fprintf(&b, "  namespace:    %s\n  class:        %s\n  expires:      %s\n", orNone(claim.Status.Namespace), orNone(claim.Status.ClassName), Expiry(claim))
 	if claim.Status.Phase != "" || claim.Status.IdleExpiresAt != nil {
 		fmt.Fprintf(&b, "  lifecycle:    %s\n", Lifecycle(claim))
@@ -61,6 +66,15 @@ func Explain(claim *tenancyv1alpha1.NamespaceClaim) string {
 		fmt.Fprintf(&b, "    %s=%s %s%s: %s\n", c.Type, c.Status, c.Reason, stale, c.Message)
 	}
 	return b.String()
+}
+
+// QueuePosition reads a Queued claim's Ready message ("Waiting in NamespaceBudget NAME at position N:
+// ..."): the budget and the position, and whether the message had them.
+func QueuePosition(message string) (budget string, position int, ok bool) {
+	if _, err := fmt.Sscanf(message, "Waiting in NamespaceBudget %s at position %d:", &budget, &position); err != nil {
+		return "", 0, false
+	}
+	return budget, position, true
 }
 
 // orNone is s, or "(none)" when empty.

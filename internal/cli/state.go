@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -32,6 +33,9 @@ const (
 	PhaseReady Phase = "Ready"
 	// PhasePending: the operator has not finished (or not started); waiting may help.
 	PhasePending Phase = "Pending"
+	// PhaseQueued: the claim waits in line for a NamespaceBudget (reason Queued); waiting helps, and the
+	// message gives its position.
+	PhaseQueued Phase = "Queued"
 	// PhaseRefused: the operator will not go on until someone acts (api/v1alpha1.RefusalReasons).
 	PhaseRefused Phase = "Refused"
 	// PhaseExpired: the TTL passed and the namespace was deleted; the claim can never be Ready again.
@@ -75,6 +79,8 @@ func Classify(claim *tenancyv1alpha1.NamespaceClaim) State {
 		// A refusal of an older generation is stale: the spec changed since (an extension set back),
 		// and the operator has not answered the new one yet.
 		st.Phase = PhaseRefused
+	case ready.Status == metav1.ConditionFalse && ready.Reason == tenancyv1alpha1.QueuedReason:
+		st.Phase = PhaseQueued
 	case ready.Status == "False" && ready.Reason == tenancyv1alpha1.ReleasedReason:
 		st.Phase = PhaseDeleting
 	}

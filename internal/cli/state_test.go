@@ -77,6 +77,8 @@ func TestClassify(t *testing.T) {
 		{"refused for an older generation (the spec changed since)", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.TTLExceedsMaximumReason, 0)), PhasePending},
 		{"refused: creator not admitted", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.CreatorNotAdmittedReason, 1)), PhaseRefused},
 		{"expired", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ExpiredReason, 1), expired()), PhaseExpired},
+		{"queued for a budget", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.QueuedReason, 1)), PhaseQueued},
+		{"budget exhausted is a refusal", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.BudgetExhaustedReason, 1)), PhaseRefused},
 		{"released by the tenant", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ReleasedReason, 1)), PhaseDeleting},
 		{"being deleted, even if expired", newClaim(expired(), deleting()), PhaseDeleting},
 	} {
@@ -236,5 +238,28 @@ func TestProgressLine(t *testing.T) {
 	got := ProgressLine("ci/a", State{Phase: PhasePending, Reason: tenancyv1alpha1.PendingReason, Message: "waiting for the quota"})
 	if want := "namespaceclaim ci/a: Pending (Pending: waiting for the quota)"; got != want {
 		t.Errorf("ProgressLine() = %q, want %q", got, want)
+	}
+}
+
+func TestQueuePosition(t *testing.T) {
+	for _, tc := range []struct {
+		msg    string
+		budget string
+		pos    int
+		ok     bool
+	}{
+		{"Waiting in NamespaceBudget payments at position 3: requested: requests.cpu=2, available: 1", "payments", 3, true},
+		{"Waiting in NamespaceBudget b-1 at position 12: claims created before it are admitted first (StrictFIFO)", "b-1", 12, true},
+		{"Waiting for the operator", "", 0, false},
+	} {
+		budget, pos, ok := QueuePosition(tc.msg)
+		if budget != tc.budget || pos != tc.pos || ok != tc.ok {
+			t.Errorf("QueuePosition(%q) = %q %d %v, want %q %d %v", tc.msg, budget, pos, ok, tc.budget, tc.pos, tc.ok)
+		}
+	}
+	claim := newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.QueuedReason, 1))
+	claim.Status.Conditions[0].Message = "Waiting in NamespaceBudget payments at position 2: requested: claims=1, available: 0"
+	if got := Explain(claim); !strings.Contains(got, "queue:        position 2 for NamespaceBudget payments") || !strings.Contains(got, ": Queued\n") {
+		t.Fatalf("Explain of a queued claim:\n%s", got)
 	}
 }

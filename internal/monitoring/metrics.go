@@ -80,6 +80,11 @@ const (
 	PoolMissesName           = "nsclaim_pool_misses_total"
 	PoolNamespacesName       = "nsclaim_pool_namespaces"
 	PoolCreatedName          = "nsclaim_pool_namespaces_created_total"
+	BudgetQueuedName         = "nsclaim_budget_queued_claims"
+	BudgetOldestWaitName     = "nsclaim_budget_oldest_wait_seconds"
+	BudgetAdmissionsName     = "nsclaim_budget_admissions_total"
+	BudgetEvictionsName      = "nsclaim_budget_evictions_total"
+	BudgetExhaustionsName    = "nsclaim_budget_exhaustions_total"
 )
 
 // Label names.
@@ -172,6 +177,16 @@ var Definitions = []Definition{
 		Help: "Pooled namespaces of each class with a pool, by state: ready (a claim may be handed one now) or creating (kube-controller-manager has not made it usable yet); read from the classes' status.pool in the informer cache at scrape time."},
 	{Name: PoolCreatedName, Kind: Counter, Labels: []string{ClassLabel},
 		Help: "Namespaces created to fill a class's warm pool."},
+	{Name: BudgetQueuedName, Kind: Gauge, Labels: []string{BudgetLabel}, Collected: true,
+		Help: "Claims waiting for each NamespaceBudget (status.queued; docs/budgets.md), read from the informer cache at scrape time."},
+	{Name: BudgetOldestWaitName, Kind: Gauge, Labels: []string{BudgetLabel}, Collected: true,
+		Help: "Seconds the oldest claim waiting for each NamespaceBudget has waited (since its creation, status.oldestQueuedSince); only budgets with a waiting claim have a series."},
+	{Name: BudgetAdmissionsName, Kind: Counter, Labels: []string{BudgetLabel},
+		Help: "Claims a NamespaceBudget admitted (charged before their namespace was made or handed out)."},
+	{Name: BudgetEvictionsName, Kind: Counter, Labels: []string{BudgetLabel},
+		Help: "Idle claims a NamespaceBudget of onExhausted EvictIdle deleted to make room for a newer claim of the same requester."},
+	{Name: BudgetExhaustionsName, Kind: Counter, Labels: []string{BudgetLabel, OutcomeLabel},
+		Help: "Claims that did not fit a NamespaceBudget, by outcome: queued (counted when the claim enters the queue), rejected (onExhausted Reject, or maxQueueWait passed) or evicting (EvictIdle)."},
 }
 
 // lookup returns the entry of Definitions with the given name; it panics if there is none, which
@@ -225,12 +240,16 @@ var (
 	poolHits             = counterVec(PoolHitsName)
 	poolMisses           = counterVec(PoolMissesName)
 	poolCreated          = counterVec(PoolCreatedName)
+	budgetAdmissions     = counterVec(BudgetAdmissionsName)
+	budgetEvictions      = counterVec(BudgetEvictionsName)
+	budgetExhaustions    = counterVec(BudgetExhaustionsName)
 
 	// instrumented lists the collectors above, in the order of Definitions, for Register.
 	instrumented = []prometheus.Collector{
 		provisioningDuration, credentialsIssued, credentialFailures, refusals,
 		expiries, idleExpiries, sleeps, wakes, sleepReapplied, sleepReplicaSeconds, deletionDuration, selfTestFailures, fenceIntact, fencePrevious, orphansDeleted, ownershipUnverified,
 		selfTestRequests, clusterWideGrants, kubeconfigServer, poolHits, poolMisses, poolCreated,
+		budgetAdmissions, budgetEvictions, budgetExhaustions,
 	}
 	registerOnce sync.Once
 )

@@ -89,6 +89,9 @@ func (r *NamespaceClaimReconciler) reconcileClass(ctx context.Context, s *claimS
 			break
 		}
 	}
+	if err := r.reconcileBudget(ctx, s, requester); err != nil {
+		return err
+	}
 	if s.refusal != nil && !held {
 		return nil
 	}

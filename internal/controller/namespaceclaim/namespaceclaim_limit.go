@@ -81,10 +81,16 @@ func limitKey(requesterNamespace, class string) admission.Key {
 
 // holdLimit records that the claim's admitted slot is held by namespace, which exists (or may: a write
 // whose outcome is unknown, then namespace may be ""). A no-op for a claim not admitted in this reconcile.
-func (s *claimScope) holdLimit(namespace string) { s.limitSlot.Hold(namespace) }
+func (s *claimScope) holdLimit(namespace string) {
+	s.limitSlot.Hold(namespace)
+	s.budgetSlots.Hold(namespace)
+}
 
 // leaveLimit gives back the slot this reconcile reserved and did not hold (its namespace was not made).
-func (s *claimScope) leaveLimit() { s.limitSlot.Release() }
+func (s *claimScope) leaveLimit() {
+	s.limitSlot.Release()
+	s.budgetSlots.Release()
+}
 
 // settleLimit holds or gives back the slot after the write that makes or hands out namespace returned
 // err: given back only when the API server certainly made nothing.
@@ -171,21 +177,35 @@ func (r *NamespaceClaimReconciler) liveLimitHolders(ctx context.Context, request
 		if !ns.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if ns.Labels[tenancyv1alpha1.ClaimUIDLabel] == "" {
-			continue
+		uid, owned, err := r.ownedByClaim(ctx, ns)
+		if err != nil {
+			return nil, err
 		}
-		owner, owned := claimpolicy.OwnerFromMarks(ns)
 		if owned {
-			var err error
-			if owned, err = r.Ownership.Owns(ctx, ns, subject(owner)); err != nil {
-				return nil, err
-			}
+			holdings = append(holdings, admission.Holding{Claim: uid, Namespace: ns.Name})
 		}
-		if !owned {
-			r.Ownership.Refused(ctx, ns, nil, monitoring.ActionCount)
-			continue
-		}
-		holdings = append(holdings, admission.Holding{Claim: types.UID(owner.UID), Namespace: ns.Name})
 	}
 	return holdings, nil
+}
+
+// ownedByClaim returns the claim that owns ns by nsclaim's record (internal/ownership), and whether
+// one does: a namespace that carries a claim's marks without the record is reported (counted with
+// ActionCount) and not counted. It is the one ownership test of the claim limit's and the budgets'
+// live lists.
+func (r *NamespaceClaimReconciler) ownedByClaim(ctx context.Context, ns *metav1.PartialObjectMetadata) (types.UID, bool, error) {
+	if ns.Labels[tenancyv1alpha1.ClaimUIDLabel] == "" {
+		return "", false, nil
+	}
+	owner, owned := claimpolicy.OwnerFromMarks(ns)
+	if owned {
+		var err error
+		if owned, err = r.Ownership.Owns(ctx, ns, subject(owner)); err != nil {
+			return "", false, err
+		}
+	}
+	if !owned {
+		r.Ownership.Refused(ctx, ns, nil, monitoring.ActionCount)
+		return "", false, nil
+	}
+	return types.UID(owner.UID), true, nil
 }

@@ -19,8 +19,11 @@ package namespaceclaim
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/access"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/budget"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/children"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/creator"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/fencegate"
@@ -56,6 +59,18 @@ func (r *NamespaceClaimReconciler) reconcileExpiry(ctx context.Context, s *claim
 	p := &lifetime.Expiry{Ender: claimEnder{r: r, s: s}}
 	err := p.Reconcile(ctx, c)
 	s.refusal, s.expired, s.idleExpired = c.Refusal, c.Expired, c.IdleExpired
+	return err
+}
+
+// reconcileBudget admits a claim that holds no namespace yet to the NamespaceBudgets that cover it,
+// through the claim limit's ledger, or records why it waits or is refused (budget.Phase): it hands the
+// phase the part of the scope it reads and takes back the refusal and the budget slots, which
+// holdLimit and leaveLimit settle with the limit's.
+func (r *NamespaceClaimReconciler) reconcileBudget(ctx context.Context, s *claimScope, requester *corev1.Namespace) error {
+	c := &budget.Claim{Claim: s.claim, Class: s.class, Held: s.held(), RequesterLabels: requester.Labels, Now: s.now, Refusal: s.refusal}
+	p := &budget.Phase{Reader: r.Client, Writer: r.Client, Ledger: &r.limits, APIReader: r.APIReader, Owned: r.ownedByClaim, Recorder: r.Recorder}
+	err := p.Reconcile(ctx, c)
+	s.refusal, s.budgetSlots = c.Refusal, c.Slots
 	return err
 }
 

@@ -37,6 +37,9 @@ const (
 	terminatingPoll = 10 * time.Second
 	// refusalPoll retries a refused claim (a conflicting namespace may be deleted by hand).
 	refusalPoll = time.Minute
+	// queuedPoll looks again at a claim waiting for a NamespaceBudget: namespace events wake it at once
+	// (budget.Releases); the poll covers an older claim leaving the line without one, and maxQueueWait.
+	queuedPoll = 10 * time.Second
 	// pendingQuiet is how long a claim provisioned for the first time keeps its status unwritten while
 	// kube-controller-manager makes its namespace usable (see quietUntil). A burst of 500 claims on 2
 	// cores waits for it up to 25 s (kube-controller-manager's client rate sets the pace;
@@ -158,6 +161,9 @@ type claimScope struct {
 	// limitSlot is the claim's slot in its claim limit when this reconcile admitted it (see
 	// namespaceclaim_limit.go); nil otherwise.
 	limitSlot *admission.Reservation
+	// budgetSlots are the claim's charges in the NamespaceBudgets that cover it, when this reconcile
+	// admitted it (namespaceclaim/budget); settled with limitSlot.
+	budgetSlots admission.Reservations
 }
 
 // stopped is reconcileNormal's one stop rule: whether the claim goes no further than the phases that
@@ -243,6 +249,8 @@ func (s *claimScope) requeueAfter() time.Duration {
 		soon(fencePendingPoll)
 	case s.refusal.Reason == tenancyv1alpha1.FenceNotIntactReason:
 		soon(fencePoll)
+	case s.refusal.Reason == tenancyv1alpha1.QueuedReason:
+		soon(queuedPoll)
 	default:
 		soon(refusalPoll)
 	}

@@ -1,0 +1,164 @@
+/*
+Copyright 2026 The nsclaim Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespacebudget
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	policy "github.com/nsclaim/nsclaim-operator/internal/budget"
+	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
+	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/budget"
+)
+
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespacebudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespacebudgets/status,verbs=get;update;patch
+
+// BudgetReconciler writes the status of NamespaceBudgets from the cache.
+type BudgetReconciler struct {
+	client.Client
+	// Clock is the time source of the conditions' transitions; nil is the real clock.
+	Clock clock.PassiveClock
+}
+
+// Reconcile derives one budget's status (internal/budget.Status) from the namespaces nsclaim made for
+// the claims it covers and the claims that wait for it, and patches it once, only when it changed.
+// The namespaces are counted by their labels from the cache: the status reports, the admission
+// ledger (which proves ownership) enforces.
+func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := &tenancyv1alpha1.NamespaceBudget{}
+	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	claims := &tenancyv1alpha1.NamespaceClaimList{}
+	namespaces := &corev1.NamespaceList{}
+	classes := &tenancyv1alpha1.NamespaceClassList{}
+	for what, list := range map[string]client.ObjectList{"NamespaceClaims": claims, "NamespaceClasses": classes} {
+		if err := r.List(ctx, list); err != nil {
+			return ctrl.Result{}, fmt.Errorf("listing %s: %w", what, err)
+		}
+	}
+	if err := r.List(ctx, namespaces, client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing namespaces: %w", err)
+	}
+	labels := map[string]map[string]string{}
+	for i := range namespaces.Items {
+		labels[namespaces.Items[i].Name] = namespaces.Items[i].Labels
+	}
+	requesterLabels := func(name string) map[string]string {
+		if l, ok := labels[name]; ok {
+			return l
+		}
+		ns := &corev1.Namespace{}
+		if err := r.Get(ctx, client.ObjectKey{Name: name}, ns); err == nil {
+			labels[name] = ns.Labels
+		}
+		return labels[name]
+	}
+	byUID := map[types.UID]*tenancyv1alpha1.NamespaceClaim{}
+	var queued []*tenancyv1alpha1.NamespaceClaim
+	for i := range claims.Items {
+		c := &claims.Items[i]
+		byUID[c.UID] = c
+		if budget.Queued(c) && c.DeletionTimestamp.IsZero() && policy.Covers(b, c, requesterLabels(c.Namespace)) {
+			queued = append(queued, c)
+		}
+	}
+	byLabel := policy.ClassesByLabel(classes.Items)
+	var allocated []policy.Charge
+	for i := range namespaces.Items {
+		ns := &namespaces.Items[i]
+		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
+		if uid == "" {
+			continue
+		}
+		requester := ns.Labels[tenancyv1alpha1.ClaimNamespaceLabel]
+		if charge, ok := policy.Held(b, ns, byUID[types.UID(uid)], byLabel, requesterLabels(requester)); ok {
+			allocated = append(allocated, charge)
+		}
+	}
+	st := policy.Status(b, allocated, queued, r.now())
+	if equality.Semantic.DeepEqual(sameTransitions(st, b.Status), b.Status) {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFrom(b.DeepCopy())
+	b.Status = st
+	if err := r.Status().Patch(ctx, b, patch); err != nil {
+		return ctrl.Result{}, fmt.Errorf("patching the status of NamespaceBudget %s: %w", b.Name, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *BudgetReconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// sameTransitions is st with the transition times of old's conditions where nothing else changed, so
+// that comparing it with old tells a real change.
+func sameTransitions(st, old tenancyv1alpha1.NamespaceBudgetStatus) tenancyv1alpha1.NamespaceBudgetStatus {
+	out := st
+	out.Conditions = append(out.Conditions[:0:0], st.Conditions...)
+	for i := range out.Conditions {
+		for _, o := range old.Conditions {
+			if o.Type == out.Conditions[i].Type && o.Status == out.Conditions[i].Status {
+				out.Conditions[i].LastTransitionTime = o.LastTransitionTime
+			}
+		}
+	}
+	return out
+}
+
+// SetupWithManager watches budgets (their spec), claims and the namespaces nsclaim made: a change of
+// either may change any budget's status, and budgets are few.
+func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	managed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return claimpolicy.IsManaged(o) }))
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&tenancyv1alpha1.NamespaceBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&tenancyv1alpha1.NamespaceClaim{}, handler.EnqueueRequestsFromMapFunc(r.allBudgets)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allBudgets), managed).
+		Named("namespacebudget").
+		Complete(r)
+}
+
+// allBudgets maps any change to every budget.
+func (r *BudgetReconciler) allBudgets(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &tenancyv1alpha1.NamespaceBudgetList{}
+	if err := r.List(ctx, list); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}}
+	}
+	return out
+}
