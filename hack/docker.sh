@@ -14,7 +14,9 @@
 # (kind publishes the API server on 127.0.0.1 through docker-proxy, which needs no NAT rule; Pods
 # and nodes need no egress, nothing is pulled), so it adds no chain and never flips FORWARD's policy.
 # Its default bridge (DOCKER_BRIDGE) and the pool of user-defined networks (kind's `kind` network) are
-# addresses of their own. dockerd's own oom_score_adj stays 0: root here cannot lower it.
+# addresses of their own. dockerd's own oom_score_adj stays 0: root here cannot lower it; for the same
+# reason (no CAP_SYS_RESOURCE) its runtime is hack/docker-runc.sh, Debian's runc after dropping the
+# capabilities this machine cannot grant from --privileged containers (kind's nodes).
 #
 # Settings: DOCKER_DATA_ROOT [/var/lib/nsclaim-docker] (images: kept by down, so the kind node image
 # is imported once), DOCKER_EXEC_ROOT [/run/nsclaim-docker] (sockets, PID file, log),
@@ -25,6 +27,7 @@ DOCKER_EXEC_ROOT=${DOCKER_EXEC_ROOT:-/run/nsclaim-docker}
 DOCKER_BRIDGE=${DOCKER_BRIDGE:-nsclaimdk0}
 DOCKER_BRIDGE_CIDR=${DOCKER_BRIDGE_CIDR:-10.250.0.1/24}
 DOCKER_POOL=${DOCKER_POOL:-10.251.0.0/16}
+here=$(cd "$(dirname "$0")" && pwd)
 sock=$DOCKER_EXEC_ROOT/docker.sock
 pidfile=$DOCKER_EXEC_ROOT/dockerd.pid
 log=$DOCKER_EXEC_ROOT/dockerd.log
@@ -48,6 +51,8 @@ up() {
   install
   if running; then echo "export DOCKER_HOST=$DOCKER_HOST"; return 0; fi
   mkdir -p "$DOCKER_DATA_ROOT" "$DOCKER_EXEC_ROOT"
+  # kind bind-mounts /lib/modules read-only; this kernel has none, and `docker run -v` would create it.
+  if [[ ! -e /lib/modules ]]; then mkdir /lib/modules && touch "$DOCKER_EXEC_ROOT/created-lib-modules"; fi
   if ! ip link show "$DOCKER_BRIDGE" >/dev/null 2>&1; then
     ip link add "$DOCKER_BRIDGE" type bridge
     ip addr add "$DOCKER_BRIDGE_CIDR" dev "$DOCKER_BRIDGE"
@@ -58,6 +63,7 @@ up() {
   setsid dockerd --data-root "$DOCKER_DATA_ROOT" --exec-root "$DOCKER_EXEC_ROOT" --pidfile "$pidfile" \
     --host "$DOCKER_HOST" --bridge "$DOCKER_BRIDGE" --default-address-pool "base=$DOCKER_POOL,size=24" \
     --iptables=false --ip-masq=false --ip-forward=false --userland-proxy=true \
+    --add-runtime "nsclaim-runc=$here/docker-runc.sh" --default-runtime nsclaim-runc \
     --oom-score-adjust=0 --storage-driver overlay2 --log-driver json-file \
     --no-new-privileges=false --live-restore=false </dev/null >"$log" 2>&1 &
   for _ in $(seq 1 60); do
@@ -85,6 +91,7 @@ down() {
     ! running || die "dockerd (pid $(cat "$pidfile")) did not stop"
   fi
   if ip link show "$DOCKER_BRIDGE" >/dev/null 2>&1; then ip link del "$DOCKER_BRIDGE"; fi
+  if [[ -f $DOCKER_EXEC_ROOT/created-lib-modules ]]; then rmdir /lib/modules; fi
   check
   rm -rf "$DOCKER_EXEC_ROOT"
 }
