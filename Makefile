@@ -143,10 +143,15 @@ test-e2e: setup-test-e2e kustomize kubectl ## Run the e2e suite on a Kind cluste
 	$(KIND) load image-archive $(CURDIR)/tmp/kind-images/manager.tar --name $(KIND_CLUSTER)
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(MAKE) deploy IMG=$(IMG)
-	@# The ConfigMap protocol is on for the e2e cases, as a Deployment or Subscription switches it on.
+	@# The ConfigMap protocol is on for the e2e cases, as a Deployment or Subscription switches it on. The e2e
+	@# cases make their own default classes: the starting class `ci` (config/manager) is switched off and removed.
+	@# Handed kubeconfigs name the control-plane container's address (kubeadm's cluster-info names its host
+	@# name, which the host cannot resolve), as hack/test-e2e-node.sh sets it for test/node.
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) -n nsclaim-operator-system set env deploy/nsclaim-operator-controller-manager \
-		NSCLAIM_REQUESTS_NAMESPACE=nsplease-requests NSCLAIM_REQUESTS_CLASS=nsplease
+		NSCLAIM_REQUESTS_NAMESPACE=nsplease-requests NSCLAIM_REQUESTS_CLASS=nsplease NSCLAIM_STARTING_CLASS=false \
+		NSCLAIM_KUBECONFIG_SERVER=https://$$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' $(KIND_CLUSTER)-control-plane):6443
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) -n nsclaim-operator-system rollout status deploy/nsclaim-operator-controller-manager --timeout=3m
+	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) delete namespaceclass ci --ignore-not-found
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system go test ./test/e2e/ -v -count=1 -timeout 30m
 	@# test/node, the cases of test-node (the operator as a Pod, pipelines in and outside the cluster).
 	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL=$(KUBECTL) \
@@ -184,7 +189,7 @@ PREVIOUS_BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(PREVIOUS_VERSION)
 OLM_E2E_NAMESPACE ?= nsclaim-operator-system
 
 .PHONY: test-e2e-olm
-test-e2e-olm: setup-test-e2e operator-sdk kustomize ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
+test-e2e-olm: setup-test-e2e operator-sdk kustomize kubectl ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
 	@# PREVIOUS_VERSION's bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
