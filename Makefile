@@ -134,7 +134,7 @@ setup-test-e2e: kind ## Set up a Kind cluster for e2e tests if it does not exist
 	@case "$$($(KIND) get clusters)" in \
 		*"$(KIND_CLUSTER)"*) echo "Kind cluster '$(KIND_CLUSTER)' already exists. Skipping creation." ;; \
 		*) echo "Creating Kind cluster '$(KIND_CLUSTER)'..."; \
-		   $(KIND) create cluster --name $(KIND_CLUSTER) --wait 3m $(if $(KIND_NODE_IMAGE),--image $(KIND_NODE_IMAGE)) ;; \
+		   $(KIND) create cluster --name $(KIND_CLUSTER) --config hack/kind-config.yaml --wait 3m $(if $(KIND_NODE_IMAGE),--image $(KIND_NODE_IMAGE)) ;; \
 	esac
 
 .PHONY: test-e2e
