@@ -165,7 +165,8 @@ cleanup-test-e2e: kind ## Tear down the Kind cluster used for e2e tests
 # test-kind runs a kind suite (KIND_SUITE: test-e2e) on this machine with nothing pulled: the project's
 # own dockerd (hack/docker.sh up), the node image built offline (hack/kind-node-image.sh, cached in
 # ./bin), then `kind delete cluster` and `hack/docker.sh down`, which fail if a process, mount,
-# network namespace, bridge, veth or iptables chain is left (hack/test-kind.sh).
+# network namespace, bridge, veth or iptables chain is left (hack/test-kind.sh). Not in `make test`: it
+# covers no local suite whole and costs about 30 minutes warm (docs/node.md has the figures).
 KIND_SUITE ?= test-e2e
 .PHONY: test-kind
 test-kind: kind control-plane node kubeadm kustomize ## Run KIND_SUITE (test-e2e) on kind here: own dockerd, node image built offline, everything removed and checked after.
