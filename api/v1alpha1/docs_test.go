@@ -178,6 +178,9 @@ var otherToolsFlags = map[string]bool{
 	"audit-log-format": true,
 	// operator-sdk run bundle's flags and OLM's --opmImage (read as --opm), in docs/olm.md and docs/node.md.
 	"use-http": true, "insecure": true, "decompression-image": true, "index-image": true, "opm": true,
+	// dockerd, docker run / import and kubelet flags of kind on this machine (docs/node.md).
+	"iptables": true, "ip-masq": true, "ip-forward": true, "oom-score-adjust": true, "privileged": true,
+	"change": true, "fail-cgroupv1": true,
 }
 
 // notSettings are NSCLAIM_ names in the README that are not the manager's settings: the CI secret that
