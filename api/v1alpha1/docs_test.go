@@ -153,7 +153,7 @@ var nonReasons = map[string]bool{
 	"MultiNamespace": true, "DenyFromOtherNamespaces": true, "AllowAll": true, "FenceMissingOrAltered": true,
 	"KubeconfigServerReachable": true, "KubeconfigServerInClusterOnly": true, "FenceIntact": true,
 	"NamespaceReady": true, "CredentialsReady": true, "PermissionsVerified": true, "Requester": true,
-	"ServiceAccountToken": true,
+	"ServiceAccountToken": true, "ClusterReachable": true,
 	// The OperatorCondition's and the fence Events' reasons under the previous release's fence (internal/fence/observer.go).
 	"PreviousReleaseFence": true, "PreviousFenceGraceExpired": true,
 	// Kubernetes' and controller-runtime's names that docs/ uses.

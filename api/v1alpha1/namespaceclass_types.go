@@ -149,6 +149,10 @@ type NamespaceClassSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pool"
 	Pool PoolSpec `json:"pool,omitempty"`
+
+	// placement says where a fleet hub places this class's claims (docs/fleet.md); ignored outside hub mode.
+	// +optional
+	Placement *PlacementSpec `json:"placement,omitempty"`
 }
 
 // PoolSpec sizes a class's warm pool. A pooled namespace is made like a claim's (Pod Security labels,
