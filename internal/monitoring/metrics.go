@@ -80,6 +80,7 @@ const (
 	PoolMissesName           = "nsclaim_pool_misses_total"
 	PoolNamespacesName       = "nsclaim_pool_namespaces"
 	PoolCreatedName          = "nsclaim_pool_namespaces_created_total"
+	FleetClaimsName          = "nsclaim_fleet_claims"
 )
 
 // Label names.
@@ -89,6 +90,8 @@ const (
 	PhaseLabel  = "phase"
 	KindLabel   = "kind"
 	ReasonLabel = "reason"
+	// ClusterLabel is a fleet hub's member cluster (its kubeconfig Secret's name; docs/fleet.md).
+	ClusterLabel = "cluster"
 )
 
 // Values of the kind label of CredentialsIssuedName.
@@ -172,6 +175,8 @@ var Definitions = []Definition{
 		Help: "Pooled namespaces of each class with a pool, by state: ready (a claim may be handed one now) or creating (kube-controller-manager has not made it usable yet); read from the classes' status.pool in the informer cache at scrape time."},
 	{Name: PoolCreatedName, Kind: Counter, Labels: []string{ClassLabel},
 		Help: "Namespaces created to fill a class's warm pool."},
+	{Name: FleetClaimsName, Kind: Gauge, Labels: []string{ClusterLabel, ClassLabel}, Collected: true,
+		Help: "On a fleet hub (--fleet-hub; docs/fleet.md), claims placed on each member cluster (status.cluster), by class, read from the informer cache at scrape time; the placer's counts. Absent outside hub mode."},
 }
 
 // lookup returns the entry of Definitions with the given name; it panics if there is none, which
