@@ -187,7 +187,8 @@ func (e *env) classes(t *testing.T) {
 	for name, p := range hub {
 		must(t, e.hubAdmin.Create(ctx, &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenancyv1alpha1.NamespaceClassSpec{Placement: p}}))
 		for _, m := range members {
-			must(t, e.admins[m].Create(ctx, &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+			must(t, e.admins[m].Create(ctx, &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: tenancyv1alpha1.NamespaceClassSpec{Naming: tenancyv1alpha1.NamingSpec{Prefix: name + "-"}}}))
 		}
 	}
 }
@@ -328,6 +329,7 @@ func TestFleet(t *testing.T) {
 
 	t.Run("shares follow the caps, the rest waits with one line per cluster", func(t *testing.T) {
 		ten := names("share", 10)
+		t.Cleanup(func() { e.release(t, append(ten, "share-over")...) })
 		for _, n := range ten {
 			e.claim(t, n, "ci", "")
 		}
@@ -347,11 +349,11 @@ func TestFleet(t *testing.T) {
 		c, err := e.get(ctx, ten[0])
 		must(t, err)
 		e.credentialsWorkOnMember(t, c)
-		e.release(t, append(ten, "share-over")...)
 	})
 
 	t.Run("Packed fills the first member up to the class's cap", func(t *testing.T) {
 		five := names("packed", 5)
+		t.Cleanup(func() { e.release(t, five...) })
 		for _, n := range five {
 			e.claim(t, n, "packed", "")
 			e.placed(t, []string{n})
@@ -360,12 +362,13 @@ func TestFleet(t *testing.T) {
 		if counts["m1"] != 3 || counts["m2"] != 2 {
 			t.Errorf("placed %v, want m1=3 m2=2", counts)
 		}
-		e.release(t, five...)
 	})
 
 	t.Run("a member marked NotReady gets no new claim", func(t *testing.T) {
 		e.annotate(t, "m1", fleet.NotReadyAnnotation, "maintenance")
+		t.Cleanup(func() { e.annotate(t, "m1", fleet.NotReadyAnnotation, "") })
 		four := names("notready", 4)
+		t.Cleanup(func() { e.release(t, four...) })
 		for _, n := range four {
 			e.claim(t, n, "ci", "m1")
 		}
@@ -373,7 +376,6 @@ func TestFleet(t *testing.T) {
 			t.Errorf("placed %v: m1 is NotReady and got claims", counts)
 		}
 		e.annotate(t, "m1", fleet.NotReadyAnnotation, "")
-		e.release(t, four...)
 	})
 
 	t.Run("a member whose fence is removed gets none and the hub says why", func(t *testing.T) {
@@ -381,6 +383,11 @@ func TestFleet(t *testing.T) {
 		must(t, e.admins["m2"].Get(ctx, client.ObjectKey{Name: "nsclaim-operator-fence"}, b))
 		saved := b.DeepCopy()
 		must(t, e.admins["m2"].Delete(ctx, b))
+		t.Cleanup(func() {
+			saved.ResourceVersion, saved.UID = "", ""
+			must(t, e.admins["m2"].Create(ctx, saved))
+			e.release(t, "fence-eu", "fence-pref")
+		})
 		e.claim(t, "fence-eu", "eu", "")
 		msg := e.readyReason(t, "fence-eu", tenancyv1alpha1.NoEligibleClusterReason)
 		if !strings.Contains(msg, "m2: fence not intact") {
@@ -390,12 +397,12 @@ func TestFleet(t *testing.T) {
 		if counts := e.placed(t, []string{"fence-pref"}); counts["m2"] != 0 {
 			t.Errorf("a claim preferring m2 was placed there without its fence")
 		}
-		saved.ResourceVersion, saved.UID = "", ""
-		must(t, e.admins["m2"].Create(ctx, saved))
+		restored := saved.DeepCopy()
+		restored.ResourceVersion, restored.UID = "", ""
+		must(t, e.admins["m2"].Create(ctx, restored))
 		if counts := e.placed(t, []string{"fence-eu"}); counts["m2"] != 1 {
 			t.Errorf("fence-eu placed %v once m2's fence is back, want m2", counts)
 		}
-		e.release(t, "fence-eu", "fence-pref")
 	})
 
 	t.Run("a claim on a member that goes away and comes back is cleaned up", func(t *testing.T) {
