@@ -23,22 +23,23 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -57,6 +58,10 @@ const (
 	// readyRecheck is how often a Ready claim's mirror status is copied again.
 	readyRecheck = 30 * time.Second
 )
+
+// errSecretConflict: a Secret with the credentials Secret's name exists next to the hub claim and was
+// written by someone else.
+var errSecretConflict = errors.New("credentials Secret written by someone else")
 
 // Reconciler is the hub's claim reconciler.
 type Reconciler struct {
@@ -245,6 +250,10 @@ func (r *Reconciler) reconcileMirror(ctx context.Context, claim *tenancyv1alpha1
 		}
 	}
 	secretName, err := r.copyCredentials(ctx, claim, have, member)
+	if errors.Is(err, errSecretConflict) {
+		return reconcile.Result{}, r.writeWait(ctx, claim, tenancyv1alpha1.SecretConflictReason,
+			fmt.Sprintf("a Secret %s/%s exists that the hub did not make for this claim; it is left alone", claim.Namespace, hubSecretName(claim)))
+	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -281,7 +290,7 @@ func (r *Reconciler) copyCredentials(ctx context.Context, claim, mirror *tenancy
 	// Server-side apply without force: a Secret of that name someone else wrote conflicts, and is left alone.
 	if err := r.Client.Apply(ctx, dst, ctrl.FieldOwner(FieldOwner)); err != nil {
 		if apierrors.IsConflict(err) {
-			return "", reconcile.TerminalError(fmt.Errorf("%s: a Secret %s/%s exists that the hub did not make for this claim", tenancyv1alpha1.SecretConflictReason, claim.Namespace, name))
+			return "", errSecretConflict
 		}
 		return "", fmt.Errorf("applying the credentials Secret of %s: %w", klog.KObj(claim), err)
 	}
