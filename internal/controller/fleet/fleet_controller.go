@@ -49,8 +49,10 @@ import (
 )
 
 const (
-	// Finalizer keeps a placed hub claim until its mirror on the member is gone.
-	Finalizer = "fleet.nsclaim.dev/mirror"
+	// Finalizer keeps a placed hub claim until its mirror on the member is gone: the claim's own
+	// finalizer (the fence's add-finalizer policy puts it on every new claim), which on a hub the hub
+	// removes, as the single-cluster reconciler does once the namespace is gone.
+	Finalizer = tenancyv1alpha1.ClaimFinalizer
 	// FieldOwner is the hub's field manager for the credentials Secrets it writes.
 	FieldOwner = "nsclaim-fleet-hub"
 	// waitRecheck is how often a claim waiting for a cluster, a member or the member's operator is looked at again.
@@ -283,8 +285,10 @@ func (r *Reconciler) copyCredentials(ctx context.Context, claim, mirror *tenancy
 	if err != nil {
 		return "", err
 	}
-	dst := corev1ac.Secret(name, claim.Namespace).WithLabels(map[string]string{HubClaimUIDLabel: string(claim.UID)}).
-		WithType(src.Type).WithData(src.Data).
+	// Opaque and labelled managed-by nsclaim: the only Secrets the fence lets the operator create.
+	dst := corev1ac.Secret(name, claim.Namespace).
+		WithLabels(map[string]string{HubClaimUIDLabel: string(claim.UID), tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}).
+		WithType(corev1.SecretTypeOpaque).WithData(src.Data).
 		WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion(gvk.GroupVersion().String()).WithKind(gvk.Kind).
 			WithName(claim.Name).WithUID(claim.UID).WithController(true).WithBlockOwnerDeletion(true))
 	// Server-side apply without force: a Secret of that name someone else wrote conflicts, and is left alone.
