@@ -130,7 +130,7 @@ func (r *Reconciler) place(ctx context.Context, claim *tenancyv1alpha1.Namespace
 	if err := r.count(ctx, members, class.Name); err != nil {
 		return false, reconcile.Result{}, err
 	}
-	d := placement.Choose(req, members)
+	d := r.chooseVerified(ctx, req, members)
 	if d.Cluster == "" {
 		return false, reconcile.Result{RequeueAfter: waitRecheck}, r.writeWait(ctx, claim, tenancyv1alpha1.NoEligibleClusterReason, d.Message())
 	}
@@ -142,6 +142,27 @@ func (r *Reconciler) place(ctx context.Context, claim *tenancyv1alpha1.Namespace
 	}
 	r.ledger.add(claim.UID, d.Cluster, class.Name)
 	return true, reconcile.Result{}, nil
+}
+
+// chooseVerified chooses a member and verifies its readiness and fence afresh (the cached checks may be
+// up to probeTTL old); a member that fails is marked so and the choice is made again.
+func (r *Reconciler) chooseVerified(ctx context.Context, req placement.Request, members []placement.Member) placement.Decision {
+	for range members {
+		d := placement.Choose(req, members)
+		if d.Cluster == "" {
+			return d
+		}
+		notReady, fenceProblem := r.Registry.Verify(ctx, d.Cluster, r.Clock.Now())
+		if notReady == "" && fenceProblem == "" {
+			return d
+		}
+		for i := range members {
+			if members[i].Name == d.Cluster {
+				members[i].NotReady, members[i].FenceNotIntact = notReady, fenceProblem
+			}
+		}
+	}
+	return placement.Choose(req, members)
 }
 
 // request is the placement request of claim under class.

@@ -155,15 +155,10 @@ func (r *Registry) Reachable(ctx context.Context, name string, now time.Time) st
 	return notReady
 }
 
-// check probes the member's readiness and fence unless done within probeTTL.
-func (r *Registry) check(ctx context.Context, name string, now time.Time) (notReady, fenceProblem string) {
-	r.mu.Lock()
-	p, ok := r.probes[name]
-	r.mu.Unlock()
-	if ok && now.Sub(p.at) < probeTTL && now.Sub(p.at) >= 0 {
-		return p.notReady, p.fenc
-	}
-	p = probe{at: now}
+// Verify probes the member's readiness and fence now, whatever the last check found, and records the
+// result: the hub's last look at a member before it places a claim there.
+func (r *Registry) Verify(ctx context.Context, name string, now time.Time) (notReady, fenceProblem string) {
+	p := probe{at: now}
 	p.notReady, p.fenc = r.probe(ctx, name)
 	r.mu.Lock()
 	if r.probes == nil {
@@ -172,6 +167,17 @@ func (r *Registry) check(ctx context.Context, name string, now time.Time) (notRe
 	r.probes[name] = p
 	r.mu.Unlock()
 	return p.notReady, p.fenc
+}
+
+// check probes the member's readiness and fence unless done within probeTTL.
+func (r *Registry) check(ctx context.Context, name string, now time.Time) (notReady, fenceProblem string) {
+	r.mu.Lock()
+	p, ok := r.probes[name]
+	r.mu.Unlock()
+	if ok && now.Sub(p.at) < probeTTL && now.Sub(p.at) >= 0 {
+		return p.notReady, p.fenc
+	}
+	return r.Verify(ctx, name, now)
 }
 
 func (r *Registry) probe(ctx context.Context, name string) (notReady, fenceProblem string) {
