@@ -98,6 +98,10 @@ test-metrics: control-plane kustomize prometheus ## Scrape a manager on a local 
 test-alerts: prometheus ## Run promtool's unit tests of the alerts in config/prometheus, and check every alert has a runbook (docs/runbooks.md) and a firing test.
 	PROMTOOL=$(PROMTOOL) go test ./test/metrics/ -run 'TestAlertRules|TestAlertsHaveRunbooks' -count=1
 
+.PHONY: test-fleet
+test-fleet: control-plane kustomize ## Run a fleet hub and three member clusters (local control planes), the operator on each member: placement, NotReady and fence-less members, a member away and back (docs/fleet.md).
+	hack/test-fleet.sh
+
 .PHONY: test-failover
 test-failover: control-plane kustomize ## Run two managers against a local cluster, kill the leader, check the other takes over.
 	hack/test-failover.sh

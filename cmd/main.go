@@ -106,6 +106,7 @@ type options struct {
 	startingClass            bool
 	minimumPodSecurity       string
 	credentialsCheckInterval time.Duration
+	fleet                    fleetOptions
 }
 
 func main() {
@@ -174,6 +175,7 @@ func main() {
 		"The weakest Pod Security level the operator creates namespaces with: baseline, restricted or privileged; classes asking for less are refused"+
 			" (NSCLAIM_MINIMUM_POD_SECURITY). The shipped fence admits only baseline and restricted namespaces.")
 	zapOpts := zap.Options{Development: false}
+	bindFleetFlags(&o.fleet)
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -228,6 +230,9 @@ func validate(o *options) error {
 func run(o options) error {
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	if o.fleet.hub {
+		return runHub(o, cfg)
+	}
 	endpoint, err := kubeconfigserver.Discover(context.Background(), cfg, o.kubeconfigServer, o.kubeconfigCAFile, setupLog)
 	if err != nil {
 		return err

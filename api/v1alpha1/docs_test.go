@@ -153,7 +153,7 @@ var nonReasons = map[string]bool{
 	"MultiNamespace": true, "DenyFromOtherNamespaces": true, "AllowAll": true, "FenceMissingOrAltered": true,
 	"KubeconfigServerReachable": true, "KubeconfigServerInClusterOnly": true, "FenceIntact": true,
 	"NamespaceReady": true, "CredentialsReady": true, "PermissionsVerified": true, "Requester": true, "SeedsSynced": true,
-	"ServiceAccountToken": true,
+	"ServiceAccountToken": true, "ClusterReachable": true, "LeastAllocated": true, "Packed": true,
 	// The OperatorCondition's and the fence Events' reasons under the previous release's fence (internal/fence/observer.go).
 	"PreviousReleaseFence": true, "PreviousFenceGraceExpired": true,
 	// Kubernetes' and controller-runtime's names that docs/ uses.
@@ -163,7 +163,7 @@ var nonReasons = map[string]bool{
 
 // otherToolsFlags are flags of kubectl, operator-sdk and go the README and the CSV show in commands.
 var otherToolsFlags = map[string]bool{
-	"server-side": true, "for": true, "timeout": true, "kubeconfig": true, "help": true, "token": true,
+	"server-side": true, "from-file": true, "for": true, "timeout": true, "kubeconfig": true, "help": true, "token": true,
 	"server": true, "certificate-authority": true, "ignore-not-found": true, "install-mode": true,
 	"namespace": true, "field-manager": true, "force-conflicts": true, "dry-run": true, "output": true,
 	"selector": true, "all-namespaces": true, "select-optional": true, "run": true, "from-literal": true,

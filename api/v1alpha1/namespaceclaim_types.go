@@ -28,6 +28,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.className) == has(oldSelf.className) && (!has(self.className) || self.className == oldSelf.className)",message="className is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.namespaceName) == has(oldSelf.namespaceName) && (!has(self.namespaceName) || self.namespaceName == oldSelf.namespaceName)",message="namespaceName is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretName) == has(oldSelf.credentialsSecretName) && (!has(self.credentialsSecretName) || self.credentialsSecretName == oldSelf.credentialsSecretName)",message="credentialsSecretName is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.preferredCluster) == has(oldSelf.preferredCluster) && (!has(self.preferredCluster) || self.preferredCluster == oldSelf.preferredCluster)",message="preferredCluster is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.creator) == has(oldSelf.creator) && (!has(self.creator) || (self.creator.username == oldSelf.creator.username && (has(self.creator.uid) && size(self.creator.uid) > 0) == (has(oldSelf.creator.uid) && size(oldSelf.creator.uid) > 0) && (!has(self.creator.uid) || size(self.creator.uid) == 0 || self.creator.uid == oldSelf.creator.uid) && (has(self.creator.groups) ? self.creator.groups : []) == (has(oldSelf.creator.groups) ? oldSelf.creator.groups : []) && (has(self.creator.extra) ? self.creator.extra : {}) == (has(oldSelf.creator.extra) ? oldSelf.creator.extra : {})))",message="creator is recorded by the API server when the claim is created and is immutable"
 type NamespaceClaimSpec struct {
 	// className names the NamespaceClass to use; unset means the default class. Immutable.
@@ -86,6 +87,13 @@ type NamespaceClaimSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Creator",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	Creator *ClaimCreator `json:"creator,omitempty"`
+
+	// preferredCluster names the member cluster a fleet hub should place the claim on; honoured only
+	// when that cluster is eligible, otherwise ignored (docs/fleet.md). Immutable.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="preferredCluster must be a DNS-1123 subdomain (a member's kubeconfig Secret name)"
+	PreferredCluster string `json:"preferredCluster,omitempty"`
 }
 
 // ClaimCreator is the authenticated identity of the request that created a claim.
@@ -132,6 +140,7 @@ type IssuedToken struct {
 }
 
 // NamespaceClaimStatus is what the operator observed and did.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cluster) || (has(self.cluster) && self.cluster == oldSelf.cluster)",message="cluster is never changed or removed once set"
 type NamespaceClaimStatus struct {
 	// observedGeneration is the generation last fully reconciled.
 	// +optional
@@ -236,6 +245,12 @@ type NamespaceClaimStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Bound User",xDescriptors={"urn:alm:descriptor:text"}
 	BoundUser string `json:"boundUser,omitempty"`
+
+	// cluster is, on a fleet hub, the member cluster the claim was placed on; written once, before
+	// anything is made there, and never changed (docs/fleet.md).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // SleepStatus records a sleeping namespace: when it fell asleep and what the operator scaled down or

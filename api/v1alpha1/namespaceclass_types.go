@@ -160,6 +160,10 @@ type NamespaceClassSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(s, s.kind != 'ConfigMap' || (has(s.__as__) ? s.__as__ : s.name) != 'kube-root-ca.crt')",message="seeds must not copy over kube-root-ca.crt, which Kubernetes writes in every namespace"
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Seeds",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:advanced"}
 	Seeds []Seed `json:"seeds,omitempty"`
+
+	// placement says where a fleet hub places this class's claims (docs/fleet.md); ignored outside hub mode.
+	// +optional
+	Placement *PlacementSpec `json:"placement,omitempty"`
 }
 
 // PoolSpec sizes a class's warm pool. A pooled namespace is made like a claim's (Pod Security labels,

@@ -128,6 +128,9 @@ const (
 	// spec.namespaceName, whether its namespace came from the pool (PoolHit) or was made for it because
 	// the pool was empty (PoolEmpty).
 	PooledCondition = "Pooled"
+	// ClusterReachableCondition reports, on a fleet hub, whether the member cluster a claim was placed
+	// on (status.cluster) answers; a claim stays on its cluster while it does not.
+	ClusterReachableCondition = "ClusterReachable"
 )
 
 // Condition reasons of a NamespaceClaim.
@@ -243,6 +246,15 @@ const (
 	PoolEmptyReason = "PoolEmpty"
 	// PoolRefillFailedReason: the Event reason on a class whose pool could not make a namespace.
 	PoolRefillFailedReason = "PoolRefillFailed"
+	// NoEligibleClusterReason: on a fleet hub, no member cluster may take the claim now (NotReady, not
+	// selected, fence not intact, at its cap); the message has one line per cluster saying why. A
+	// wait, not a refusal: the claim is placed as soon as a cluster becomes eligible.
+	NoEligibleClusterReason = "NoEligibleCluster"
+	// ClusterUnreachableReason: the ClusterReachable reason when the claim's member cluster does not
+	// answer or its kubeconfig Secret is gone; the claim stays there and is cleaned up when it is back.
+	ClusterUnreachableReason = "ClusterUnreachable"
+	// ReachableReason: the ClusterReachable reason when the claim's member cluster answers.
+	ReachableReason = "Reachable"
 )
 
 // RefusalReasons are the Ready=False reasons that mean the operator will not go on until a person

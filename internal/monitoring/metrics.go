@@ -85,6 +85,7 @@ const (
 	BudgetAdmissionsName     = "nsclaim_budget_admissions_total"
 	BudgetEvictionsName      = "nsclaim_budget_evictions_total"
 	BudgetExhaustionsName    = "nsclaim_budget_exhaustions_total"
+	FleetClaimsName          = "nsclaim_fleet_claims"
 )
 
 // Label names.
@@ -94,6 +95,8 @@ const (
 	PhaseLabel  = "phase"
 	KindLabel   = "kind"
 	ReasonLabel = "reason"
+	// ClusterLabel is a fleet hub's member cluster (its kubeconfig Secret's name; docs/fleet.md).
+	ClusterLabel = "cluster"
 )
 
 // Values of the kind label of CredentialsIssuedName.
@@ -187,6 +190,8 @@ var Definitions = []Definition{
 		Help: "Idle claims a NamespaceBudget of onExhausted EvictIdle deleted to make room for a newer claim of the same requester."},
 	{Name: BudgetExhaustionsName, Kind: Counter, Labels: []string{BudgetLabel, OutcomeLabel},
 		Help: "Claims that did not fit a NamespaceBudget, by outcome: queued (counted when the claim enters the queue), rejected (onExhausted Reject, or maxQueueWait passed) or evicting (EvictIdle)."},
+	{Name: FleetClaimsName, Kind: Gauge, Labels: []string{ClusterLabel, ClassLabel}, Collected: true,
+		Help: "On a fleet hub (--fleet-hub; docs/fleet.md), claims placed on each member cluster (status.cluster), by class, read from the informer cache at scrape time; the placer's counts. Absent outside hub mode."},
 }
 
 // lookup returns the entry of Definitions with the given name; it panics if there is none, which

@@ -65,7 +65,7 @@ func TestDefinitionsFollowNamingRules(t *testing.T) {
 func TestEveryDefinitionHasOneCollector(t *testing.T) {
 	g := NewWithT(t)
 	descs := map[string]string{}
-	all := append([]prometheus.Collector{NewClaimCollector(nil), NewPoolCollector(nil), NewBudgetCollector(nil)}, instrumented...)
+	all := append([]prometheus.Collector{NewClaimCollector(nil), NewPoolCollector(nil), NewBudgetCollector(nil), NewFleetCollector(nil)}, instrumented...)
 	for _, c := range all {
 		ch := make(chan *prometheus.Desc, 10)
 		c.Describe(ch)
