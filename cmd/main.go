@@ -559,7 +559,7 @@ func setupSideReconcilers(mgr ctrl.Manager, owns *ownership.Verifier, protocol c
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceClass controller: %w", err)
 	}
-	if err := (&namespacebudget.BudgetReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&namespacebudget.BudgetReconciler{Client: mgr.GetClient(), Ownership: owns}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up NamespaceBudget controller: %w", err)
 	}
 	if err := ctrlmetrics.Registry.Register(monitoring.NewBudgetCollector(mgr.GetCache())); err != nil {

@@ -36,6 +36,7 @@ import (
 	policy "github.com/nsclaim/nsclaim-operator/internal/budget"
 	"github.com/nsclaim/nsclaim-operator/internal/claimpolicy"
 	"github.com/nsclaim/nsclaim-operator/internal/controller/namespaceclaim/budget"
+	"github.com/nsclaim/nsclaim-operator/internal/ownership"
 )
 
 // +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespacebudgets,verbs=get;list;watch
@@ -46,12 +47,16 @@ type BudgetReconciler struct {
 	client.Client
 	// Clock is the time source of the conditions' transitions; nil is the real clock.
 	Clock clock.PassiveClock
+	// Ownership proves that nsclaim made a namespace for the claim its marks name: a namespace that
+	// carries a claim's labels without nsclaim's record is not counted (labels are what another
+	// identity could write). Nil counts nothing.
+	Ownership *ownership.Verifier
 }
 
 // Reconcile derives one budget's status (internal/budget.Status) from the namespaces nsclaim made for
 // the claims it covers and the claims that wait for it, and patches it once, only when it changed.
-// The namespaces are counted by their labels from the cache: the status reports, the admission
-// ledger (which proves ownership) enforces.
+// A namespace is counted only when nsclaim's ownership record proves its claim's marks, as the
+// admission ledger counts it: the status reports, the ledger enforces.
 func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := &tenancyv1alpha1.NamespaceBudget{}
 	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
@@ -97,6 +102,11 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		ns := &namespaces.Items[i]
 		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
 		if uid == "" {
+			continue
+		}
+		if owned, err := r.owns(ctx, ns); err != nil {
+			return ctrl.Result{}, err
+		} else if !owned {
 			continue
 		}
 		requester := ns.Labels[tenancyv1alpha1.ClaimNamespaceLabel]
@@ -161,4 +171,13 @@ func (r *BudgetReconciler) allBudgets(ctx context.Context, _ client.Object) []re
 		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}}
 	}
 	return out
+}
+
+// owns reports whether nsclaim's ownership record proves the claim marks ns carries.
+func (r *BudgetReconciler) owns(ctx context.Context, ns *corev1.Namespace) (bool, error) {
+	owner, marked := claimpolicy.OwnerFromMarks(ns)
+	if !marked {
+		return false, nil
+	}
+	return r.Ownership.Owns(ctx, ns, ownership.Claim(owner.Namespace, owner.Name, owner.UID))
 }

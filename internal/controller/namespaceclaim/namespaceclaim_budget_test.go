@@ -423,3 +423,52 @@ func TestBudgetEvictIdle(t *testing.T) {
 	}
 	finalizeAll(t, reqA, reqB)
 }
+
+// TestBudgetStatusCountsOnlyProvenNamespaces: a namespace patcher (RBAC on namespaces only, no fence)
+// creates a namespace carrying a covered claim's labels and annotations, copied from the claim's real
+// namespace. The budget's status counts what nsclaim's ownership record proves, as its admission
+// does: the forged namespace is never allocated.
+func TestBudgetStatusCountsOnlyProvenNamespaces(t *testing.T) {
+	requireEnvtest(t)
+	t.Cleanup(func() { checkInvariants(t) })
+	g := NewWithT(t)
+	team := uniq("team")
+	class := newClass(t)
+	b := newBudget(t, team, 5, "")
+	req := newRequesterNamespace(t, map[string]string{"team": team})
+	pipeline := asPipeline(t, req)
+	claim := func(name string) *tenancyv1alpha1.NamespaceClaim {
+		c := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: req}, Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: class.Name}}
+		g.Expect(pipeline.Create(context.Background(), c)).To(Succeed())
+		return waitFor(t, c, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	}
+	allocated := func(g Gomega) int32 {
+		cur := &tenancyv1alpha1.NamespaceBudget{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(b), cur)).To(Succeed())
+		return cur.Status.Allocated.Claims
+	}
+	first := claim("first")
+	g.Eventually(allocated).WithTimeout(20 * time.Second).Should(Equal(int32(1)))
+
+	real := &corev1.Namespace{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: getClaim(g, first).Status.Namespace}, real)).To(Succeed())
+	forged := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: uniq("forged-budget"), Labels: map[string]string{}, Annotations: real.Annotations}}
+	for k, v := range real.Labels {
+		if k != corev1.LabelMetadataName {
+			forged.Labels[k] = v
+		}
+	}
+	g.Expect(forged.Labels).To(HaveKey(tenancyv1alpha1.ClaimUIDLabel))
+	g.Expect(namespacePatcher(t).Create(ctx, forged)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), forged) })
+
+	// A second claim makes the budget reconcile after the forged namespace exists: two, not three.
+	second := claim("second")
+	g.Eventually(allocated).WithTimeout(20 * time.Second).Should(Equal(int32(2)))
+	g.Consistently(allocated).WithTimeout(3 * time.Second).Should(Equal(int32(2)))
+	g.Expect(k8s.Delete(ctx, forged)).To(Succeed())
+	for _, c := range []*tenancyv1alpha1.NamespaceClaim{first, second} {
+		_ = k8s.Delete(context.Background(), c)
+	}
+	finalizeAll(t, req)
+}

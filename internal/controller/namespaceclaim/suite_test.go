@@ -402,7 +402,7 @@ func startManager() {
 	if err := (&namespaceclass.NamespaceClassReconciler{Client: mgr.GetClient(), Pools: pools}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
-	if err := (&namespacebudget.BudgetReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&namespacebudget.BudgetReconciler{Client: mgr.GetClient(), Ownership: owns}).SetupWithManager(mgr); err != nil {
 		panic(err)
 	}
 	cr := &configmaprequest.ConfigMapRequestReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("nsclaim"), Protocol: protocol}
