@@ -50,8 +50,9 @@ const (
 	// another caller's (the default --if-exists reuses only one's own claim), or a credentials Secret
 	// does not belong to the claim.
 	ExitExists = 7
-	// ExitQueued: --timeout ended while the claim waited in a NamespaceBudget's queue (Queued): the
-	// budget is full, not the operator slow; the message gives the position.
+	// ExitQueued: --timeout ended while the claim waited for capacity: in a NamespaceBudget's queue
+	// (Queued: the budget is full, not the operator slow; the message gives the position), or on a
+	// fleet hub for a member cluster that may take it (NoEligibleCluster).
 	ExitQueued = 8
 )
 

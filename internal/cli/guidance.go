@@ -66,6 +66,7 @@ var guidance = map[string]Guidance{
 	tenancyv1alpha1.NamespaceTerminatingReason:   {ActorNobody, "the namespace is being deleted; the message says what it waits for (a finalizer blocking it is its owner's to remove)"},
 	tenancyv1alpha1.PendingReason:                {ActorNobody, "the operator is working; wait"},
 	tenancyv1alpha1.QueuedReason:                 {ActorNobody, "wait: the claim is admitted when a namespace of its NamespaceBudget is gone; release a claim the team no longer needs to make room (docs/budgets.md)"},
+	tenancyv1alpha1.NoEligibleClusterReason:      {ActorNobody, "wait: a fleet hub places the claim once a member cluster may take it; the message says why each member may not now (docs/fleet.md)"},
 	tenancyv1alpha1.BudgetExhaustedReason:        {ActorPipeline, "release claims the team no longer needs, or ask the cluster admin for a larger NamespaceBudget (docs/budgets.md)"},
 	tenancyv1alpha1.QueueWaitExceededReason:      {ActorPipeline, "claim again later, release claims the team no longer needs, or ask for a larger NamespaceBudget (docs/budgets.md)"},
 	tenancyv1alpha1.ProvisioningReason:           {ActorNobody, "the operator is working; wait"},

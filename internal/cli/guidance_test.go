@@ -47,6 +47,7 @@ func TestGuidanceFor(t *testing.T) {
 		{tenancyv1alpha1.ExcessPermissionsReason, ActorClusterAdmin, "pipeline-keyless-role"},
 		{tenancyv1alpha1.ExpiredReason, ActorPipeline, "recreates an expired claim"},
 		{tenancyv1alpha1.PendingReason, ActorNobody, "wait"},
+		{tenancyv1alpha1.NoEligibleClusterReason, ActorNobody, "member cluster"},
 		{"SomethingNew", ActorClusterAdmin, "unknown to this plugin"},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {

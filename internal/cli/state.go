@@ -33,8 +33,9 @@ const (
 	PhaseReady Phase = "Ready"
 	// PhasePending: the operator has not finished (or not started); waiting may help.
 	PhasePending Phase = "Pending"
-	// PhaseQueued: the claim waits in line for a NamespaceBudget (reason Queued); waiting helps, and the
-	// message gives its position.
+	// PhaseQueued: the claim waits for capacity: in line for a NamespaceBudget (reason Queued; the
+	// message gives its position) or, on a fleet hub, for a member cluster that may take it (reason
+	// NoEligibleCluster; the message says why each member may not). Waiting helps.
 	PhaseQueued Phase = "Queued"
 	// PhaseRefused: the operator will not go on until someone acts (api/v1alpha1.RefusalReasons).
 	PhaseRefused Phase = "Refused"
@@ -79,7 +80,7 @@ func Classify(claim *tenancyv1alpha1.NamespaceClaim) State {
 		// A refusal of an older generation is stale: the spec changed since (an extension set back),
 		// and the operator has not answered the new one yet.
 		st.Phase = PhaseRefused
-	case ready.Status == metav1.ConditionFalse && ready.Reason == tenancyv1alpha1.QueuedReason:
+	case ready.Status == metav1.ConditionFalse && (ready.Reason == tenancyv1alpha1.QueuedReason || ready.Reason == tenancyv1alpha1.NoEligibleClusterReason):
 		st.Phase = PhaseQueued
 	case ready.Status == "False" && ready.Reason == tenancyv1alpha1.ReleasedReason:
 		st.Phase = PhaseDeleting

@@ -78,6 +78,7 @@ func TestClassify(t *testing.T) {
 		{"refused: creator not admitted", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.CreatorNotAdmittedReason, 1)), PhaseRefused},
 		{"expired", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ExpiredReason, 1), expired()), PhaseExpired},
 		{"queued for a budget", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.QueuedReason, 1)), PhaseQueued},
+		{"waiting for a fleet member is queued, not refused", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.NoEligibleClusterReason, 1)), PhaseQueued},
 		{"budget exhausted is a refusal", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.BudgetExhaustedReason, 1)), PhaseRefused},
 		{"released by the tenant", newClaim(withReady(metav1.ConditionFalse, tenancyv1alpha1.ReleasedReason, 1)), PhaseDeleting},
 		{"being deleted, even if expired", newClaim(expired(), deleting()), PhaseDeleting},
