@@ -361,8 +361,12 @@ func TestBudgetStrictFIFO(t *testing.T) {
 		ready, _ := budgetOutcome(t, claims[i:], 1, 30*time.Second)
 		g.Expect(ready[0].Name).To(Equal(claims[i].Name), "claim %d was not admitted in order", i)
 		if i+1 < len(claims) {
-			_, msg := readyReason(g, claims[i+1])
-			g.Expect(msg).To(ContainSubstring("at position 1"))
+			// The next claim's message moves to position 1 at its next reconcile, which the admission
+			// of this one triggers: it is read until it does.
+			g.Eventually(func(g Gomega) string {
+				_, msg := readyReason(g, claims[i+1])
+				return msg
+			}).WithTimeout(10 * time.Second).Should(ContainSubstring("at position 1"))
 		}
 		held := getClaim(g, claims[i]).Status.Namespace
 		g.Expect(pipeline.Delete(context.Background(), claims[i])).To(Succeed())
