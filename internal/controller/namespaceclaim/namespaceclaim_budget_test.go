@@ -249,6 +249,18 @@ func TestBudgetHoldsUnderARace(t *testing.T) {
 		}
 		g.Expect(len(ready) + len(queued)).To(Equal(burst))
 		g.Expect(len(ready)).To(BeNumerically(">=", 2))
+		// The race's admissions settle: a queued claim that fits what the first ones left is admitted
+		// moments later, so the split is taken once it holds still.
+		n := len(ready)
+		g.Consistently(func(g Gomega) int {
+			k := 0
+			for _, c := range claims {
+				if r, _ := readyReason(g, c); r == tenancyv1alpha1.ProvisionedReason {
+					k++
+				}
+			}
+			return k
+		}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(n))
 	}).WithTimeout(45 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	nsPeak, cpuPeak := bw.peaks()
 	g.Expect(nsPeak).To(BeNumerically("<=", 3), "more namespaces than the budget existed at once")
