@@ -175,32 +175,40 @@ func (rc requestCounts) keys(who string) []string {
 // read counts the requests logged between offsets from and to.
 func (a auditLog) read(from, to int64) (requestCounts, error) {
 	rc := requestCounts{}
+	err := a.lines(from, to, func(line []byte) {
+		var ev auditEvent
+		if json.Unmarshal(line, &ev) == nil && ev.Verb != "" {
+			who := ev.who()
+			if rc[who] == nil {
+				rc[who] = map[string]int{}
+			}
+			rc[who][ev.what()]++
+		}
+	})
+	return rc, err
+}
+
+// lines calls fn with each line logged between offsets from and to.
+func (a auditLog) lines(from, to int64, fn func(line []byte)) error {
 	f, err := os.Open(a.path)
 	if err != nil {
-		return rc, err
+		return err
 	}
 	defer func() { _ = f.Close() }()
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return rc, err
+		return err
 	}
 	r := bufio.NewReaderSize(io.LimitReader(f, to-from), 1<<20)
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
-			var ev auditEvent
-			if json.Unmarshal(line, &ev) == nil && ev.Verb != "" {
-				who := ev.who()
-				if rc[who] == nil {
-					rc[who] = map[string]int{}
-				}
-				rc[who][ev.what()]++
-			}
+			fn(line)
 		}
 		if errors.Is(err, io.EOF) {
-			return rc, nil
+			return nil
 		}
 		if err != nil {
-			return rc, err
+			return err
 		}
 	}
 }

@@ -17,13 +17,9 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -80,31 +76,14 @@ var stageOrder = []string{stageCreate, stageWatch, stageHandout, stageRBAC, stag
 
 // readTimed reads the audit events logged between offsets.
 func (a auditLog) readTimed(from, to int64) ([]timedEvent, error) {
-	f, err := os.Open(a.path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil, err
-	}
 	var out []timedEvent
-	r := bufio.NewReaderSize(io.LimitReader(f, to-from), 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			var ev timedEvent
-			if json.Unmarshal(line, &ev) == nil && ev.Verb != "" && ev.ObjectRef != nil {
-				out = append(out, ev)
-			}
+	err := a.lines(from, to, func(line []byte) {
+		var ev timedEvent
+		if json.Unmarshal(line, &ev) == nil && ev.Verb != "" && ev.ObjectRef != nil {
+			out = append(out, ev)
 		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-	}
+	})
+	return out, err
 }
 
 // belongs reports whether ev is about s's claim.

@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -72,5 +73,26 @@ func TestBreakdownSplitsAClaimsTime(t *testing.T) {
 	}
 	if _, ok := (stageSample{requester: "r", claim: "zz", sent: t0, seen: t0.Add(ms)}).breakdown(events); ok {
 		t.Error("a claim whose create is not in the log has a breakdown")
+	}
+}
+
+func TestAuditLogReadersShareOneWindow(t *testing.T) {
+	path := t.TempDir() + "/audit.log"
+	before := `{"verb":"get","user":{"username":"nsclaim-admin"},"objectRef":{"resource":"namespaces","name":"old"}}` + "\n"
+	window := `{"verb":"create","user":{"username":"nsclaim-admin"},"objectRef":{"resource":"namespaceclaims","namespace":"r","name":"c"},` +
+		`"requestReceivedTimestamp":"2026-11-28T01:00:00.000001Z","stageTimestamp":"2026-11-28T01:00:00.005001Z"}` + "\n" +
+		`{"verb":"get","user":{"username":"nsclaim-admin"},"requestURI":"/healthz"}` + "\n"
+	if err := os.WriteFile(path, []byte(before+window), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := auditLog{path: path}
+	from, to := int64(len(before)), a.offset()
+	evs, err := a.readTimed(from, to)
+	if err != nil || len(evs) != 1 || evs[0].ObjectRef.Name != "c" || evs[0].Completed.Sub(evs[0].Received) != 5*time.Millisecond {
+		t.Fatalf("readTimed = %+v, %v; want the one request with an object in the window, 5ms long", evs, err)
+	}
+	rc, err := a.read(from, to)
+	if err != nil || rc.all() != 2 || rc[cmdBench]["create namespaceclaims"] != 1 {
+		t.Fatalf("read = %v, %v; want the window's two requests", rc, err)
 	}
 }
