@@ -81,19 +81,24 @@ func PoolCurrent(ns metav1.Object, class *tenancyv1alpha1.NamespaceClass) bool {
 }
 
 // BuildPooled returns what a pooled namespace name of class holds: exactly what Build gives a claim's
-// namespace, minus everything that names a tenant or a claim. The namespace carries PoolLabels, the
-// class's labels and annotations and the Pod Security labels; its children carry only nsclaim's
-// managed-by label. The namespace watcher's ClusterRole is made ahead too (it grants nothing unbound,
-// and a handout then makes only its ClusterRoleBinding: docs/pool.md), but no RoleBinding, no
-// ClusterRoleBinding, no token, no Secret, and no tenant ServiceAccount: the namespace is bound to
-// nobody until a claim takes it, and the tenant's ServiceAccount is made at the handout, so that no
-// token minted for it before (with a stolen operator token, say) is valid for the claim.
+// namespace, minus everything that names a claim. The namespace carries PoolLabels, the class's labels
+// and annotations and the Pod Security labels; its children carry only nsclaim's managed-by label.
+// The namespace watcher's ClusterRole and, in credentials mode Token, its ClusterRoleBinding are made
+// ahead: the binding names only the ServiceAccount nsclaim-tenant of the namespace, which does not
+// exist before the handout, so it grants nothing yet, and a handout then makes no write that
+// kube-apiserver's RBAC escalation check slows (docs/pool.md). There is no RoleBinding, no token, no
+// Secret, and no tenant ServiceAccount: the tenant's ServiceAccount is made at the handout, so that
+// no token minted for it before (with a stolen operator token, say) is valid for the claim, and a
+// handout discards a pooled namespace that holds any ServiceAccount but `default`. In mode Requester
+// the binding names the claim's creator, unknown until a claim takes the namespace: it is made then.
 func BuildPooled(name string, class *tenancyv1alpha1.NamespaceClass) Desired {
 	d := Build(name, Owner{}, class, nil)
 	d.RoleBindings = nil
-	d.NamespaceWatcherBinding = nil
 	d.ServiceAccount = nil
-	for _, o := range []metav1.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
+	if IsRequesterMode(class) {
+		d.NamespaceWatcherBinding = nil
+	}
+	for _, o := range []metav1.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding} {
 		if isNilObject(o) {
 			continue
 		}

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -42,6 +43,9 @@ func poolClass() *tenancyv1alpha1.NamespaceClass {
 	}
 }
 
+// TestBuildPooledIsAClaimsNamespaceBoundToNobody: a pooled namespace holds a claim's namespace minus
+// what names a claim; its only binding is the namespace watcher's, to the tenant ServiceAccount that
+// the handout makes (mode Token), and none in mode Requester.
 func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	class := poolClass()
 	name := PoolNamespaceName(class.Spec.Naming.Prefix)
@@ -50,8 +54,19 @@ func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	}
 	d := BuildPooled(name, class)
 	claim := Build(name, Owner{Namespace: "req", Name: "c", UID: "u"}, class, nil)
-	if len(d.RoleBindings) != 0 || d.NamespaceWatcherBinding != nil {
-		t.Fatalf("a pooled namespace binds: %d RoleBindings, watcher binding %v", len(d.RoleBindings), d.NamespaceWatcherBinding)
+	if len(d.RoleBindings) != 0 {
+		t.Fatalf("a pooled namespace binds: %d RoleBindings", len(d.RoleBindings))
+	}
+	// Its watcher binding is a claim's: the same role, the tenant ServiceAccount alone.
+	if b := d.NamespaceWatcherBinding; b == nil || b.Name != claim.NamespaceWatcherBinding.Name ||
+		!reflect.DeepEqual(b.RoleRef, claim.NamespaceWatcherBinding.RoleRef) || !reflect.DeepEqual(b.Subjects, claim.NamespaceWatcherBinding.Subjects) ||
+		len(b.Subjects) != 1 || b.Subjects[0].Kind != rbacv1.ServiceAccountKind || b.Subjects[0].Namespace != name || b.Subjects[0].Name != tenancyv1alpha1.TenantServiceAccountName {
+		t.Fatalf("a pooled namespace's watcher binding %+v, a claim's is %+v", d.NamespaceWatcherBinding, claim.NamespaceWatcherBinding)
+	}
+	requester := poolClass()
+	requester.Spec.Credentials.Mode = tenancyv1alpha1.CredentialsModeRequester
+	if b := BuildPooled(name, requester).NamespaceWatcherBinding; b != nil {
+		t.Errorf("a pooled namespace of a class in mode Requester binds %+v ahead of its creator", b.Subjects)
 	}
 	// Its watcher ClusterRole is made ahead, unbound, granting what a claim's grants.
 	if d.NamespaceWatcher == nil || !reflect.DeepEqual(d.NamespaceWatcher.Rules, claim.NamespaceWatcher.Rules) || d.NamespaceWatcher.Name != claim.NamespaceWatcher.Name {
@@ -79,7 +94,7 @@ func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	if d.ServiceAccount != nil {
 		t.Errorf("a pooled namespace holds the tenant ServiceAccount ahead of its handout")
 	}
-	for _, o := range []metav1.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
+	for _, o := range []metav1.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding} {
 		if len(o.GetLabels()) != 1 || !IsManaged(o) {
 			t.Errorf("%s carries %v, want only the managed-by label", o.GetName(), o.GetLabels())
 		}

@@ -538,9 +538,11 @@ func checkPooled(ctx context.Context, c client.Client, v *violations, pooled map
 }
 
 // PooledHolds lists, read through c (an uncached client: the API server's answer), what the pooled
-// namespace ns holds that a pooled namespace must not: a Secret or a RoleBinding of anyone's in it, or a
-// namespace watcher ClusterRoleBinding naming it. Empty: it is bound to nobody and holds no
-// credentials. The invariants, the envtest suite and the e2e suite all ask it.
+// namespace ns holds that a pooled namespace must not: a Secret, a RoleBinding of anyone's or a
+// ServiceAccount other than `default` in it, or a ClusterRoleBinding naming it other than its namespace
+// watcher's in the pool's shape (the managed-by label alone, its own ClusterRole, and only the
+// ServiceAccount nsclaim-tenant of ns, which the handout makes). Empty: it is bound to nobody who
+// exists and holds no credentials. The invariants, the envtest suite and the e2e suite all ask it.
 func PooledHolds(ctx context.Context, c client.Reader, ns string) ([]string, error) {
 	var held []string
 	secrets := &corev1.SecretList{}
@@ -557,12 +559,31 @@ func PooledHolds(ctx context.Context, c client.Reader, ns string) ([]string, err
 	for _, rb := range rbs.Items {
 		held = append(held, fmt.Sprintf("pooled namespace %s holds RoleBinding %s", ns, rb.Name))
 	}
+	sas := &corev1.ServiceAccountList{}
+	if err := c.List(ctx, sas, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("listing ServiceAccounts in %s: %w", ns, err)
+	}
+	for _, sa := range sas.Items {
+		if sa.Name != "default" {
+			held = append(held, fmt.Sprintf("pooled namespace %s holds ServiceAccount %s", ns, sa.Name))
+		}
+	}
 	crb := &rbacv1.ClusterRoleBinding{}
 	err := c.Get(ctx, client.ObjectKey{Name: claimpolicy.NamespaceWatcherName(ns)}, crb)
-	if err == nil {
-		held = append(held, fmt.Sprintf("pooled namespace %s is named by ClusterRoleBinding %s", ns, crb.Name))
+	if err == nil && !pooledWatcherBinding(crb, ns) {
+		held = append(held, fmt.Sprintf("pooled namespace %s is named by ClusterRoleBinding %s (%v, subjects %+v)", ns, crb.Name, crb.Labels, crb.Subjects))
 	} else if client.IgnoreNotFound(err) != nil {
 		return nil, fmt.Errorf("reading ClusterRoleBinding %s: %w", claimpolicy.NamespaceWatcherName(ns), err)
 	}
 	return held, nil
+}
+
+// pooledWatcherBinding reports whether crb is the namespace watcher's ClusterRoleBinding of the pooled
+// namespace ns in the pool's shape: the managed-by label alone, its own ClusterRole, and the
+// ServiceAccount nsclaim-tenant of ns as its only subject.
+func pooledWatcherBinding(crb *rbacv1.ClusterRoleBinding, ns string) bool {
+	want := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: tenancyv1alpha1.TenantServiceAccountName, Namespace: ns}
+	return len(crb.Labels) == 1 && claimpolicy.IsManaged(crb) &&
+		crb.RoleRef == rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: claimpolicy.NamespaceWatcherName(ns)} &&
+		len(crb.Subjects) == 1 && crb.Subjects[0] == want
 }

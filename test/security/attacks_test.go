@@ -284,10 +284,24 @@ func TestOperatorCannotBindClusterRoleClusterWide(t *testing.T) {
 			do: create(watcherToAdmin), absent: []client.Object{watcherToAdmin.DeepCopy()}},
 		attack{name: "bind a namespace watcher ClusterRole to every authenticated user", fenceDenies: fenceDeny,
 			do: create(watcherToAll), absent: []client.Object{watcherToAll.DeepCopy()}})
-	// A warm pool's watcher ClusterRole may lack a claim's labels; its binding never may.
-	pooledBinding := pooledShape(watcher.DeepCopy())
-	attacks = append(attacks, attack{name: "bind a namespace watcher ClusterRole with a binding in a pool's shape (no claim's labels)", fenceDenies: fenceDeny,
-		do: create(pooledBinding), absent: []client.Object{pooledBinding.DeepCopy()}})
+	// A warm pool's watcher binding lacks a claim's labels: then it binds the namespace's tenant
+	// ServiceAccount alone, never a user, a group, another namespace's account or a second subject.
+	pooledToUser := pooledShape(watcher.DeepCopy())
+	pooledToUser.Subjects = []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "mallory"}}
+	pooledToOther := pooledShape(watcher.DeepCopy())
+	pooledToOther.Subjects[0].Namespace = "kube-system"
+	pooledToTwo := pooledShape(watcher.DeepCopy())
+	pooledToTwo.Subjects = append(pooledToTwo.Subjects, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: victim.Name})
+	pooledToAdmin := pooledShape(watcherToAdmin.DeepCopy())
+	for _, b := range []struct {
+		what string
+		crb  *rbacv1.ClusterRoleBinding
+	}{{"a user", pooledToUser}, {"another namespace's tenant", pooledToOther}, {"a second ServiceAccount", pooledToTwo}} {
+		attacks = append(attacks, attack{name: "bind a namespace watcher ClusterRole to " + b.what + " with a binding in a pool's shape (no claim's labels)",
+			fenceDenies: fenceDeny, do: create(b.crb), absent: []client.Object{b.crb.DeepCopy()}})
+	}
+	attacks = append(attacks, attack{name: "bind admin with a binding in a pool's shape named like a namespace watcher", fenceDenies: fenceDeny,
+		do: create(pooledToAdmin), absent: []client.Object{pooledToAdmin.DeepCopy()}})
 	foreign := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "nsclaim-victim-" + mode},
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}, Subjects: []rbacv1.Subject{subject}}
 	ensure(t, foreign)
@@ -378,6 +392,9 @@ func TestFenceAllowsNamespaceWatcher(t *testing.T) {
 	g.Expect(operator.Create(ctx, binding, client.DryRunAll)).To(Succeed(), "the watcher ClusterRoleBinding in the operator's shape must pass")
 	g.Expect(operator.Patch(ctx, role, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"tenancy.nsclaim.dev/claim-name":"renamed"}}}`)))).To(Succeed())
 	g.Expect(operator.Delete(ctx, role)).To(Succeed())
+
+	// A warm pool's binding: the managed-by label only, the namespace's tenant ServiceAccount alone.
+	g.Expect(operator.Create(ctx, pooledShape(binding.DeepCopy()), client.DryRunAll)).To(Succeed(), "the watcher ClusterRoleBinding in a pool's shape must pass")
 
 	// A warm pool's shape: made ahead with the managed-by label only, then given a claim's labels at
 	// handout; once it has them, they stay.

@@ -360,17 +360,20 @@ func (r *PoolReconciler) createChildren(ctx context.Context, d claimpolicy.Desir
 	return nil
 }
 
-// pooledChildren are the objects of d the pooled namespace ns holds. The namespace owns its watcher
-// ClusterRole (cluster-scoped), so garbage collection removes it with the namespace.
+// pooledChildren are the objects of d the pooled namespace ns holds, in the order they are made: the
+// watcher ClusterRole before its ClusterRoleBinding. The namespace owns both (cluster-scoped), so
+// garbage collection removes them with the namespace.
 func pooledChildren(d claimpolicy.Desired, ns *corev1.Namespace) []client.Object {
 	var out []client.Object
-	for _, o := range []client.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
+	for _, o := range []client.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding} {
 		if !reflect.ValueOf(o).IsNil() {
 			out = append(out, o)
 		}
 	}
-	if d.NamespaceWatcher != nil {
-		d.NamespaceWatcher.OwnerReferences = []metav1.OwnerReference{claimpolicy.NamespaceOwnerRef(ns)}
+	for _, o := range []client.Object{d.NamespaceWatcher, d.NamespaceWatcherBinding} {
+		if !reflect.ValueOf(o).IsNil() {
+			o.SetOwnerReferences([]metav1.OwnerReference{claimpolicy.NamespaceOwnerRef(ns)})
+		}
 	}
 	return out
 }

@@ -272,16 +272,17 @@ func (r *Phase) pruneChildren(ctx context.Context, s *Claim) error {
 // applyHandedOut applies the children of a namespace handed out of a pool in this reconcile, and
 // returns childapply's answer for each of objs; nil for any other claim, whose children
 // Reconcile applies one after the other. The children the pooled namespace came with lack only
-// the claim's marks: they are left so (DeferMarks). The bindings are new.
+// the claim's marks: they are left so (DeferMarks). The RoleBindings and the tenant ServiceAccount are
+// new.
 //
-// The namespace watcher's ClusterRoleBinding goes alone, then everything else at once. It passes
-// kube-apiserver's RBAC escalation check, a consistent read of the ClusterRoleBindings that waits until
-// that watch cache has seen etcd's newest revision; a revision it has no event for it learns from a
-// progress notification, requested at most every 100 ms (docs/benchmarks-history.md). Alone, the first check
-// in a while, it waits for one round trip to etcd; after another checked write, or beside other
-// writes, it waits for the next notification. The watcher's ClusterRole, made with the pooled
-// namespace, is not written (it lacks only the claim's marks); a pooled namespace made without one (by
-// an older release) gets it first, before its binding.
+// The pool makes the namespace watcher's ClusterRole and ClusterRoleBinding ahead (claimpolicy.BuildPooled):
+// they are the writes that pass kube-apiserver's RBAC escalation check, a consistent read of the
+// ClusterRoleBindings that waits until that watch cache has seen etcd's newest revision, learnt from a
+// progress notification requested at most every 100 ms (docs/benchmarks-history.md). A handout then
+// writes none of them, and everything else at once. A pooled namespace made without them (by an older
+// release, or in credentials mode Requester, whose binding names the creator) gets the ClusterRole
+// first, then its binding alone (alone, the first check in a while waits for one round trip to etcd;
+// beside other writes, for the next notification), then the rest.
 func (r *Phase) applyHandedOut(ctx context.Context, s *Claim, objs []client.Object, opts childapply.Options) []childapply.Result {
 	if s.HandedOut == nil || s.HandedOut.Name != s.Desired.Namespace.Name {
 		return nil
