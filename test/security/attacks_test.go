@@ -384,17 +384,17 @@ func TestFenceAllowsNamespaceWatcher(t *testing.T) {
 	ensure(t, ns)
 	g.Expect(admin.Get(ctx, client.ObjectKeyFromObject(ns), ns)).To(Succeed())
 	role, binding := watcherObjects(ns, ns.Name)
+	pooledBinding := pooledShape(binding.DeepCopy())
 	// The operator's RBAC has create on ClusterRoles (the pool and the claim make watcher roles): a
 	// refusal, by RBAC or by the fence, is a failure, never a skip.
 	if err := operator.Create(ctx, role); err != nil {
 		t.Fatalf("the watcher ClusterRole in the operator's shape must pass: %s: %v", outcome("", err), err)
 	}
 	g.Expect(operator.Create(ctx, binding, client.DryRunAll)).To(Succeed(), "the watcher ClusterRoleBinding in the operator's shape must pass")
+	// A warm pool's binding: the managed-by label only, the namespace's tenant ServiceAccount alone.
+	g.Expect(operator.Create(ctx, pooledBinding, client.DryRunAll)).To(Succeed(), "the watcher ClusterRoleBinding in a pool's shape must pass")
 	g.Expect(operator.Patch(ctx, role, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"tenancy.nsclaim.dev/claim-name":"renamed"}}}`)))).To(Succeed())
 	g.Expect(operator.Delete(ctx, role)).To(Succeed())
-
-	// A warm pool's binding: the managed-by label only, the namespace's tenant ServiceAccount alone.
-	g.Expect(operator.Create(ctx, pooledShape(binding.DeepCopy()), client.DryRunAll)).To(Succeed(), "the watcher ClusterRoleBinding in a pool's shape must pass")
 
 	// A warm pool's shape: made ahead with the managed-by label only, then given a claim's labels at
 	// handout; once it has them, they stay.
