@@ -152,7 +152,7 @@ func (r *NamespaceClaimReconciler) reconcileAccess(ctx context.Context, s *claim
 
 // accessPhase is the access phase over the reconciler's collaborators.
 func (r *NamespaceClaimReconciler) accessPhase() *access.Phase {
-	return &access.Phase{Client: r.Client, Recorder: r.Recorder, Endpoint: r.Endpoint, CheckInterval: r.CredentialsCheckInterval,
+	return &access.Phase{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder, Endpoint: r.Endpoint, CheckInterval: r.CredentialsCheckInterval,
 		Tester: r.tester, Memory: &r.mem}
 }
 

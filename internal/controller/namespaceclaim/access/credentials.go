@@ -65,9 +65,9 @@ func (r *Phase) planCredentials(ctx context.Context, s *Claim) (*credentialsPlan
 	p := &credentialsPlan{name: credentials.ClaimSecretName(claim), state: tokensecret.Ours}
 	rec := credentials.RecordOf(&claim.Status)
 	ns := s.Desired.Namespace.Name
-	sa := &corev1.ServiceAccount{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, sa); err != nil {
-		return nil, fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
+	sa, err := r.tenantServiceAccount(ctx, ns)
+	if err != nil {
+		return nil, err
 	}
 	p.sa = sa
 	if s.TokenOnce && rec != nil && claim.Status.CredentialsSecretName == p.name {
@@ -263,4 +263,21 @@ func (r *Phase) credentialsCheckedNow(s *Claim) {
 	}
 	r.Memory.Checked(s.Claim.UID, s.Now)
 	s.CredentialsCheckAt = s.Now.Add(r.CheckInterval)
+}
+
+// tenantServiceAccount reads the tenant ServiceAccount of namespace ns from the cache and, when the
+// cache misses it, from the API server: the children phase made it moments ago in this reconcile (a
+// handout, a new namespace), and the cache may not have seen it yet. Failing the reconcile for that
+// would cost a requeue with backoff and every request of the reconcile again.
+func (r *Phase) tenantServiceAccount(ctx context.Context, ns string) (*corev1.ServiceAccount, error) {
+	key := client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}
+	sa := &corev1.ServiceAccount{}
+	err := r.Client.Get(ctx, key, sa)
+	if apierrors.IsNotFound(err) && r.APIReader != nil {
+		err = r.APIReader.Get(ctx, key, sa)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ServiceAccount %s/%s: %w", ns, tenancyv1alpha1.TenantServiceAccountName, err)
+	}
+	return sa, nil
 }

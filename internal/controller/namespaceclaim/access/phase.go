@@ -43,6 +43,9 @@ type Phase struct {
 	// Client reads the tenant ServiceAccount from the cache, and requests tokens and writes the
 	// credentials Secret through the API server.
 	Client client.Client
+	// APIReader reads the tenant ServiceAccount when the cache has not seen it yet (made in this
+	// reconcile); nil waits for the cache.
+	APIReader client.Reader
 	// Recorder emits the TokenIssued Event; nil emits none.
 	Recorder recorder.EventRecorder
 	// Endpoint is the API server and CA written into issued kubeconfigs.
