@@ -200,6 +200,22 @@ func Position(claim *tenancyv1alpha1.NamespaceClaim, waiting []*tenancyv1alpha1.
 	return pos
 }
 
+// RoomForTheLine reports whether charge fits budget b beside the charges counted already and the
+// charges of every claim waiting ahead of it (ahead) at once. A StrictFIFO claim for which there is
+// room for the whole line ahead as well is admitted before its turn (Decide sees it first in line):
+// it keeps no older claim waiting, since each of them still fits beside it when its own turn comes.
+// Without it a burst into a budget with room to spare would be admitted one claim per wake-up, each
+// claim waiting for every older one to be counted first.
+func RoomForTheLine(b *tenancyv1alpha1.NamespaceBudget, counted, ahead []Charge, charge Charge) bool {
+	// The limits and charge's own requester's perRequester limits, with the line counted: then each
+	// claim ahead fits beside charge too (its own check counts a part of the same sum), and another
+	// requester's perRequester usage does not grow with charge.
+	all := make([]Charge, 0, len(counted)+len(ahead))
+	all = append(append(all, counted...), ahead...)
+	fits, _ := Fits(b, all, charge)
+	return fits
+}
+
 // Decision is what a budget does with a claim that asks to be admitted.
 type Decision string
 

@@ -211,6 +211,41 @@ func TestOrderAndPosition(t *testing.T) {
 	}
 }
 
+// TestRoomForTheLine: a StrictFIFO claim goes before its turn only when the whole line ahead of it
+// fits beside it, in the limits and in its requester's perRequester limits.
+func TestRoomForTheLine(t *testing.T) {
+	a := func(q string) Charge { return Charge{Requester: "namespace:a", Resources: cpu(q)} }
+	b := func(q string) Charge { return Charge{Requester: "namespace:b", Resources: cpu(q)} }
+	cases := []struct {
+		name    string
+		budget  *tenancyv1alpha1.NamespaceBudget
+		counted []Charge
+		ahead   []Charge
+		charge  Charge
+		want    bool
+	}{
+		{name: "room for all", budget: budget(10, cpu("10")), counted: []Charge{a("2")}, ahead: []Charge{a("2"), b("2")}, charge: a("2"), want: true},
+		{name: "no line", budget: budget(2, nil), counted: []Charge{a("1")}, charge: a("1"), want: true},
+		{name: "exactly full with the line", budget: budget(4, nil), counted: []Charge{a("1")}, ahead: []Charge{a("1"), b("1")}, charge: b("1"), want: true},
+		{name: "claims: the line takes the last slot", budget: budget(3, nil), counted: []Charge{a("1")}, ahead: []Charge{a("1"), b("1")}, charge: b("1"), want: false},
+		{name: "cpu: the line takes what is left", budget: budget(-1, cpu("4")), counted: []Charge{a("1")}, ahead: []Charge{b("2")}, charge: a("2"), want: false},
+		{name: "does not fit even alone", budget: budget(-1, cpu("4")), counted: []Charge{a("3")}, charge: a("2"), want: false},
+		{name: "perRequester: the requester's own line ahead fills it", budget: budget(10, nil, func(x *tenancyv1alpha1.NamespaceBudget) {
+			x.Spec.PerRequester = &tenancyv1alpha1.BudgetLimits{Claims: ptr(int32(2))}
+		}), counted: []Charge{a("1")}, ahead: []Charge{a("1")}, charge: a("1"), want: false},
+		{name: "perRequester: another requester's line does not count", budget: budget(10, nil, func(x *tenancyv1alpha1.NamespaceBudget) {
+			x.Spec.PerRequester = &tenancyv1alpha1.BudgetLimits{Claims: ptr(int32(2))}
+		}), counted: []Charge{a("1")}, ahead: []Charge{b("1"), b("1")}, charge: a("1"), want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RoomForTheLine(tc.budget, tc.counted, tc.ahead, tc.charge); got != tc.want {
+				t.Errorf("RoomForTheLine = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestDecide(t *testing.T) {
 	with := func(q tenancyv1alpha1.BudgetQueueing, e tenancyv1alpha1.BudgetExhaustedPolicy, wait time.Duration) *tenancyv1alpha1.NamespaceBudget {
 		return budget(1, nil, func(b *tenancyv1alpha1.NamespaceBudget) {

@@ -388,6 +388,73 @@ func TestBudgetStrictFIFO(t *testing.T) {
 	finalizeAll(t, req)
 }
 
+// TestBudgetStrictFIFOAdmitsABurstThatFits: a burst into a StrictFIFO budget with room for all of it
+// is admitted as each claim is first reconciled, whatever order the workers take them in: a claim
+// whose older siblings are not counted yet goes first when there is room for them too, so none is
+// ever Queued (a claim that had to wait for every older one to be counted was admitted one per
+// wake-up: a burst of 500 took minutes into a budget it never filled).
+func TestBudgetStrictFIFOAdmitsABurstThatFits(t *testing.T) {
+	requireEnvtest(t)
+	t.Cleanup(func() { checkInvariants(t) })
+	g := NewWithT(t)
+	team := uniq("team")
+	class := newClass(t, withQuotaCPU("1"))
+	newBudget(t, team, 20, "20")
+	req := newRequesterNamespace(t, map[string]string{"team": team})
+	pipeline := asPipeline(t, req)
+
+	// Every Ready reason any claim of the requester namespace shows, from a watch started first.
+	cs, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	wctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := cs.Watch(wctx, &tenancyv1alpha1.NamespaceClaimList{}, client.InNamespace(req))
+	g.Expect(err).NotTo(HaveOccurred())
+	var mu sync.Mutex
+	var queued []string
+	go func() {
+		for ev := range w.ResultChan() {
+			c, ok := ev.Object.(*tenancyv1alpha1.NamespaceClaim)
+			if !ok {
+				continue
+			}
+			if r := meta.FindStatusCondition(c.Status.Conditions, tenancyv1alpha1.ReadyCondition); r != nil && r.Reason == tenancyv1alpha1.QueuedReason {
+				mu.Lock()
+				queued = append(queued, c.Name+": "+r.Message)
+				mu.Unlock()
+			}
+		}
+	}()
+
+	const burst = 10
+	claims := make([]*tenancyv1alpha1.NamespaceClaim, burst)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, burst)
+	for i := range claims {
+		claims[i] = &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fits-%d", i), Namespace: req},
+			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: class.Name}}
+		wg.Go(func() {
+			<-start
+			errs[i] = pipeline.Create(context.Background(), claims[i])
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		g.Expect(err).NotTo(HaveOccurred(), "creating claim %d", i)
+	}
+	ready, _ := budgetOutcome(t, claims, burst, 60*time.Second)
+	g.Expect(ready).To(HaveLen(burst))
+	mu.Lock()
+	defer mu.Unlock()
+	g.Expect(queued).To(BeEmpty(), "a claim of a burst the budget has room for was queued")
+	for _, c := range claims {
+		g.Expect(pipeline.Delete(context.Background(), c)).To(Succeed())
+	}
+	finalizeAll(t, req)
+}
+
 // TestBudgetEvictIdle: a budget of two claims with onExhausted EvictIdle, shared by two requesters.
 // When requester A claims a third, A's least recently active claim of a class with an idle TTL is
 // deleted; B's claim and A's claim of a class without one are never touched.

@@ -98,7 +98,9 @@ func (p *Phase) Reconcile(ctx context.Context, c *Claim) error {
 		return nil
 	}
 	claims := &tenancyv1alpha1.NamespaceClaimList{}
-	if err := p.Reader.List(ctx, claims); err != nil {
+	// Read-only: the cached claims themselves, not a deep copy of every claim for each one admitted
+	// (nothing below changes a claim of the list; an eviction deletes one as it is).
+	if err := p.Reader.List(ctx, claims, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("listing NamespaceClaims: %w", err)
 	}
 	q := &queue{phase: p, claims: claims.Items, labels: map[string]map[string]string{c.Claim.Namespace: c.RequesterLabels}}
@@ -150,6 +152,8 @@ type queue struct {
 	phase  *Phase
 	claims []tenancyv1alpha1.NamespaceClaim
 	labels map[string]map[string]string
+	// classes are the classes by name, listed once when a claim's line is charged (aheadCharges).
+	classes map[string]*tenancyv1alpha1.NamespaceClass
 }
 
 // requesterLabels are the labels of requester namespace ns, read from the cache once.
@@ -177,6 +181,39 @@ func (q *queue) waiting(ctx context.Context, b *tenancyv1alpha1.NamespaceBudget,
 	return out
 }
 
+// aheadCharges are the charges of the claims in waiting that come before c in admission order, each
+// by its class from the cache; known is false when one's class cannot be told (not in the cache, or a
+// default class c does not share), and c then waits its turn.
+func (q *queue) aheadCharges(ctx context.Context, c *Claim, waiting []*tenancyv1alpha1.NamespaceClaim) ([]policy.Charge, bool, error) {
+	if q.classes == nil {
+		classes := &tenancyv1alpha1.NamespaceClassList{}
+		if err := q.phase.Reader.List(ctx, classes); err != nil {
+			return nil, false, fmt.Errorf("listing NamespaceClasses: %w", err)
+		}
+		q.classes = make(map[string]*tenancyv1alpha1.NamespaceClass, len(classes.Items))
+		for i := range classes.Items {
+			q.classes[classes.Items[i].Name] = &classes.Items[i]
+		}
+	}
+	var out []policy.Charge
+	for _, w := range waiting {
+		if w.UID == c.Claim.UID || !policy.Before(w, c.Claim) {
+			continue
+		}
+		name := claimpolicy.ClassOf(w)
+		class := q.classes[name]
+		if name == "" && claimpolicy.ClassOf(c.Claim) == "" {
+			// Both ask for the default class: the one c resolved to.
+			class = c.Class
+		}
+		if class == nil {
+			return nil, false, nil
+		}
+		out = append(out, policy.ChargeOf(w, class))
+	}
+	return out, true, nil
+}
+
 // admit admits c to budget b with charge through the ledger, or returns the refusal that says why not
 // (and evicts, for EvictIdle).
 func (q *queue) admit(ctx context.Context, c *Claim, b *tenancyv1alpha1.NamespaceBudget, charge policy.Charge) (*admission.Reservation, *claimpolicy.Refusal, error) {
@@ -185,7 +222,16 @@ func (q *queue) admit(ctx context.Context, c *Claim, b *tenancyv1alpha1.Namespac
 	for _, ch := range q.phase.Ledger.Charges(key) {
 		counted[string(ch.Claim)] = true
 	}
-	position := policy.Position(c.Claim, q.waiting(ctx, b, counted))
+	waiting := q.waiting(ctx, b, counted)
+	position := policy.Position(c.Claim, waiting)
+	var ahead []policy.Charge
+	aheadKnown := false
+	if position > 1 && b.Spec.Queueing != tenancyv1alpha1.BudgetQueueingBestEffortFIFO {
+		var err error
+		if ahead, aheadKnown, err = q.aheadCharges(ctx, c, waiting); err != nil {
+			return nil, nil, err
+		}
+	}
 	waited := c.Now.Sub(c.Claim.CreationTimestamp.Time)
 	decision, why := policy.Queue, ""
 	check := func(counted []admission.Charged) bool {
@@ -195,7 +241,12 @@ func (q *queue) admit(ctx context.Context, c *Claim, b *tenancyv1alpha1.Namespac
 		}
 		var fits bool
 		fits, why = policy.Fits(b, charges, charge)
-		decision = policy.Decide(b, position, fits, waited)
+		pos := position
+		if fits && aheadKnown && policy.RoomForTheLine(b, charges, ahead, charge) {
+			// Room for the whole line ahead too: going first keeps no older claim waiting.
+			pos = 1
+		}
+		decision = policy.Decide(b, pos, fits, waited)
 		return decision == policy.Admit
 	}
 	live := func(ctx context.Context) ([]admission.Holding, error) { return q.live(ctx, b) }
