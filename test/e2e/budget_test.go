@@ -172,27 +172,40 @@ func fitsInOrder(claims []*tenancyv1alpha1.NamespaceClaim, cpuOf map[string]int6
 	return names
 }
 
-// raceClaims has the pipelines create burst claims at the same moment (alternating requester
-// namespaces and classes), each with a connection of its own, and returns them.
-func raceClaims(t *testing.T, prefix string, burst int, pipelines []*pipeline, classes []*tenancyv1alpha1.NamespaceClass) []*tenancyv1alpha1.NamespaceClaim {
+// racers are connections of the pipelines, perPipeline each (parallel CI jobs of one requester),
+// client i of pipeline i%len(pipelines).
+type racers struct {
+	pipelines []*pipeline
+	clients   []client.Client
+}
+
+func newRacers(t *testing.T, pipelines []*pipeline, perPipeline int) *racers {
 	t.Helper()
-	g := NewWithT(t)
-	clients := make([]client.Client, burst)
+	r := &racers{pipelines: pipelines}
+	for i := range perPipeline * len(pipelines) {
+		c, err := client.New(restConfigOf(t, pipelines[i%len(pipelines)].kubeconfig), client.Options{Scheme: scheme})
+		NewWithT(t).Expect(err).NotTo(HaveOccurred())
+		r.clients = append(r.clients, c)
+	}
+	return r
+}
+
+// race has the pipelines create burst claims at the same moment (alternating requester namespaces
+// and classes), spread over their connections, and returns them.
+func (r *racers) race(t *testing.T, prefix string, burst int, classes []*tenancyv1alpha1.NamespaceClass) []*tenancyv1alpha1.NamespaceClaim {
+	t.Helper()
 	claims := make([]*tenancyv1alpha1.NamespaceClaim, burst)
 	for i := range burst {
-		p := pipelines[i%len(pipelines)]
-		c, err := client.New(restConfigOf(t, p.kubeconfig), client.Options{Scheme: scheme})
-		g.Expect(err).NotTo(HaveOccurred())
-		clients[i] = c
+		p := r.pipelines[i%len(r.pipelines)]
 		claims[i] = &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%02d", prefix, i), Namespace: p.ns},
-			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: classes[(i/len(pipelines))%len(classes)].Name}}
+			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: classes[(i/len(r.pipelines))%len(classes)].Name}}
 	}
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range burst {
 		wg.Go(func() {
 			<-start
-			if err := clients[i].Create(ctx, claims[i]); err != nil {
+			if err := r.clients[i%len(r.clients)].Create(ctx, claims[i]); err != nil {
 				t.Errorf("creating claim %s: %v", claims[i].Name, err)
 			}
 		})
@@ -239,9 +252,11 @@ func TestBudgetHoldsUnderRacingPipelines(t *testing.T) {
 		byNS[pipelines[i].ns] = pipelines[i]
 	}
 	bw := watchBudget(t, cpuOf, maxClaims, maxCPU, pipelines...)
+	racing := newRacers(t, pipelines, 4)
 	rounds := budgetRounds(t)
 	began := time.Now()
 	for round := range rounds {
+		roundBegan := time.Now()
 		strict := round%2 == 1
 		var hold *tenancyv1alpha1.NamespaceClaim
 		if strict {
@@ -252,7 +267,7 @@ func TestBudgetHoldsUnderRacingPipelines(t *testing.T) {
 		} else {
 			setQueueing(t, b, tenancyv1alpha1.BudgetQueueingBestEffortFIFO)
 		}
-		claims := raceClaims(t, fmt.Sprintf("r%02d", round), burst, pipelines, []*tenancyv1alpha1.NamespaceClass{small, big})
+		claims := racing.race(t, fmt.Sprintf("r%02d", round), burst, []*tenancyv1alpha1.NamespaceClass{small, big})
 		if strict {
 			g.Expect(settle(t, claims, 2*time.Minute)).To(BeEmpty(), "round %d: a claim was admitted while the budget was full", round)
 			deleteAll(t, bw, byNS, hold)
@@ -270,15 +285,18 @@ func TestBudgetHoldsUnderRacingPipelines(t *testing.T) {
 		}
 		g.Expect(bw.Over()).To(BeEmpty(), "round %d: more than the budget existed at an instant", round)
 		deleteAll(t, bw, byNS, claims...)
+		t.Logf("round %d (StrictFIFO %v): %d of %d admitted first, in %v", round, strict, len(ready), burst, time.Since(roundBegan).Round(time.Second))
 	}
 	nsPeak, cpuPeak := bw.Peaks()
 	t.Logf("%d rounds of %d racing claims in %v: at most %d namespaces and %d CPU at once (budget %d, %d), %d namespace events",
 		rounds, burst, time.Since(began).Round(time.Second), nsPeak, cpuPeak, maxClaims, maxCPU, bw.Events())
 	g.Expect(nsPeak).To(BeNumerically(">=", maxCPU/2), "the watcher saw too little: it proves nothing")
+	bypassBegan := time.Now()
+	t.Cleanup(func() { t.Logf("the bypasses took %v", time.Since(bypassBegan).Round(time.Second)) })
 
 	// The bypasses, under BestEffortFIFO: 8 small claims fill the claim count.
 	setQueueing(t, b, tenancyv1alpha1.BudgetQueueingBestEffortFIFO)
-	full := raceClaims(t, "full", maxClaims, pipelines, []*tenancyv1alpha1.NamespaceClass{small})
+	full := racing.race(t, "full", maxClaims, []*tenancyv1alpha1.NamespaceClass{small})
 	g.Expect(settle(t, full, 2*time.Minute)).To(HaveLen(maxClaims))
 	first := full[0]
 	owner := byNS[first.Namespace]
