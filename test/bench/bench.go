@@ -247,20 +247,8 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 			return err
 		}
 	}
-	if o.pool > 0 {
-		if err := b.poolPhase(ctx); err != nil {
-			return err
-		}
-	}
-	if o.budgetBurst > 0 || o.budgetReleases > 0 {
-		if err := b.budgetPhase(ctx); err != nil {
-			return err
-		}
-	}
-	if o.idle > 0 {
-		if err := b.idlePhase(ctx); err != nil {
-			return err
-		}
+	if err := b.optionalPhases(ctx); err != nil {
+		return err
 	}
 	sizes := slices.Clone(o.restarts)
 	sizes = append(sizes, o.scales...)
@@ -290,6 +278,24 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err == nil {
 			_ = os.WriteFile(o.out, []byte(md), 0o644)
 		}
+	}
+	return nil
+}
+
+// optionalPhases runs the pool, budget and idle phases their flags select, in that order.
+func (b *bencher) optionalPhases(ctx context.Context) error {
+	if b.o.pool > 0 {
+		if err := b.poolPhase(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.budgetBurst > 0 || b.o.budgetReleases > 0 {
+		if err := b.budgetPhase(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.idle > 0 {
+		return b.idlePhase(ctx)
 	}
 	return nil
 }

@@ -363,15 +363,17 @@ func TestBudgetEvictIdleTakesOnlyTheRequestersOwnIdleClaim(t *testing.T) {
 	idle1 := mk(a, "idle-1", idle)
 	idle2 := mk(a, "idle-2", idle)
 	// The least recently active of A's idle claims (lastActivity, then either on a tie).
-	var oldest []string
-	var least *metav1.Time
-	for _, c := range []*tenancyv1alpha1.NamespaceClaim{idle1, idle2} {
-		at := c.Status.LastActivity
-		g.Expect(at).NotTo(BeNil(), c.Name)
-		switch {
-		case least == nil || at.Before(least):
-			least, oldest = at, []string{c.Name}
-		case at.Equal(least):
+	idles := []*tenancyv1alpha1.NamespaceClaim{idle1, idle2}
+	least := idle1.Status.LastActivity
+	for _, c := range idles {
+		g.Expect(c.Status.LastActivity).NotTo(BeNil(), c.Name)
+		if c.Status.LastActivity.Before(least) {
+			least = c.Status.LastActivity
+		}
+	}
+	oldest := make([]string, 0, len(idles))
+	for _, c := range idles {
+		if c.Status.LastActivity.Equal(least) {
 			oldest = append(oldest, c.Name)
 		}
 	}

@@ -57,7 +57,7 @@ func TestBudgetHoldsWhenTheLeaderDiesMidBurst(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team, Labels: map[string]string{"team": team}}}
 	g.Expect(admin.Create(ctx, ns)).To(Succeed())
 	cpuOf := map[string]int64{}
-	var classes []string
+	classes := make([]string, 0, 2)
 	for _, cpu := range []int64{1, 2} {
 		class := &tenancyv1alpha1.NamespaceClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", team, cpu)}, Spec: tenancyv1alpha1.NamespaceClassSpec{
 			ClusterRole: "edit", Naming: tenancyv1alpha1.NamingSpec{Prefix: "bud-"}, PodSecurity: tenancyv1alpha1.PodSecurityRestricted,
