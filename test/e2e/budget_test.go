@@ -17,6 +17,7 @@ limitations under the License.
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -113,18 +114,8 @@ func claimOrder(claims []*tenancyv1alpha1.NamespaceClaim) {
 		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 			return c
 		}
-		return compareStrings(a.Name, b.Name)
+		return cmp.Compare(a.Name, b.Name)
 	})
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // settle waits until every claim is Provisioned or Queued and the split holds still for 2 s (a queued
