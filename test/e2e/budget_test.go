@@ -224,9 +224,10 @@ func deleteAll(t *testing.T, bw *invariants.BudgetWatch, byNS map[string]*pipeli
 // team's namespaces (Terminating ones included): at none may more than 8 namespaces or 12 CPUs exist.
 // Even rounds race StrictFIFO while a claim holds the whole budget, then release it: the claims
 // admitted are exactly the claim-order prefix that fits; odd rounds race BestEffortFIFO into an empty
-// budget. NSCLAIM_BUDGET_ROUNDS sets the rounds (default 1; the 20 by hand). Then the two Capsule bypasses: an admitted claim edited is not gated again and charges
-// nothing more; a claim deleted while its namespace is Terminating (a finalizer holds it, as running
-// Pods would) frees nothing until the namespace is gone, which admits the claim made meanwhile.
+// budget. NSCLAIM_BUDGET_ROUNDS sets the rounds (default 1; the 20 by hand). Then the two
+// Capsule bypasses: an admitted claim edited is not gated again and charges nothing more; a claim
+// deleted while its namespace is Terminating (a finalizer holds it, as running Pods would) frees
+// nothing until the namespace is gone, which then admits one of the claims waiting.
 func TestBudgetHoldsUnderRacingPipelines(t *testing.T) {
 	t.Parallel()
 	const burst, maxClaims, maxCPU = 64, 8, 12
