@@ -8,7 +8,8 @@
 # Environment (defaults in brackets): FAILOVER_CLUSTER_DIR [tmp/failover-cluster],
 #   FAILOVER_APISERVER_PORT [32443], FAILOVER_ETCD_CLIENT_PORT [28379], FAILOVER_ETCD_PEER_PORT [28380],
 #   FAILOVER_CONTROLLER_MANAGER_PORT [26257], FAILOVER_PROBE_PORT_A/_B [20281/20381],
-#   FAILOVER_METRICS_PORT_A/_B [20643/20743], MANAGER_BIN [tmp/metrics/manager, built here].
+#   FAILOVER_METRICS_PORT_A/_B [20643/20743], MANAGER_BIN [tmp/metrics/manager, built here],
+#   FAILOVER_RUN [all tests: passed to go test -run].
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export LOCAL_CLUSTER_DIR=${FAILOVER_CLUSTER_DIR:-$REPO_ROOT/tmp/failover-cluster}
@@ -33,7 +34,7 @@ status=0
 KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" NSCLAIM_OPERATOR_KUBECONFIG="$LOCAL_CLUSTER_DIR/operator.kubeconfig" \
   NSCLAIM_KUBECONFIG_SERVER="https://127.0.0.1:$APISERVER_PORT" NSCLAIM_TEST_LOG_DIR="$LOCAL_CLUSTER_DIR/logs" \
   FAILOVER_RESULT_FILE="$LOCAL_CLUSTER_DIR/failover.txt" \
-  go test "$REPO_ROOT/test/failover/" -count=1 -v -timeout 15m > "$LOCAL_CLUSTER_DIR/failover-test.log" 2>&1 || status=$?
+  go test "$REPO_ROOT/test/failover/" -count=1 -v -timeout 15m ${FAILOVER_RUN:+-run "$FAILOVER_RUN"} > "$LOCAL_CLUSTER_DIR/failover-test.log" 2>&1 || status=$?
 grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- ' "$LOCAL_CLUSTER_DIR/failover-test.log" || true
 if [ "$status" -eq 0 ]; then cat "$LOCAL_CLUSTER_DIR/failover.txt"; else
   grep -E -A20 -- '--- FAIL' "$LOCAL_CLUSTER_DIR/failover-test.log" >&2 || true

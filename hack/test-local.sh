@@ -7,7 +7,7 @@
 # `go test -run` to run only some tests (default: all); MANAGER_BIN picks the manager binary. The
 # kubectl-nsclaim plugin is built into the state directory, and the e2e runs that binary (NSCLAIM_PLUGIN).
 # E2E_BENCH, when set, is passed to `go test -bench` (E2E_BENCHTIME, default 5x), e.g. with E2E_RUN='^$'
-# (make bench-plugin).
+# (make bench-plugin). E2E_TIMEOUT (default 20m) is go test's -timeout, e.g. for NSCLAIM_BUDGET_ROUNDS=20.
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export LOCAL_CLUSTER_DIR=${TEST_CLUSTER_DIR:-$REPO_ROOT/tmp/test-cluster}
@@ -48,7 +48,7 @@ export OPERATOR_ARGS="${OPERATOR_ARGS:-} --requests-namespace nsplease-requests 
 "$REPO_ROOT/hack/local-operator.sh" start
 status=0
 E2E_AUDIT_LOG="$AUDIT_DIR/audit.log" KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" KUBECTL="$KUBE_BIN_DIR/kubectl" KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache" \
-  go test ./test/e2e/ -count=1 -v -timeout 20m ${E2E_RUN:+-run "$E2E_RUN"} \
+  go test ./test/e2e/ -count=1 -v -timeout "${E2E_TIMEOUT:-20m}" ${E2E_RUN:+-run "$E2E_RUN"} \
   ${E2E_BENCH:+-bench "$E2E_BENCH" -benchtime "${E2E_BENCHTIME:-5x}"} > "$LOCAL_CLUSTER_DIR/e2e.log" 2>&1 || status=$?
 grep -E -- '^(--- |PASS|FAIL|ok|Benchmark)|^\s+--- |_bench_test.go' "$LOCAL_CLUSTER_DIR/e2e.log" || true
 if [ "$status" -ne 0 ]; then

@@ -51,6 +51,8 @@ type benchOptions struct {
 	timeout                  time.Duration
 	ceiling                  bool
 	out                      string
+	budgetBurst              int
+	budgetReleases           int
 }
 
 func benchFlags(fs *flag.FlagSet) *benchOptions {
@@ -75,6 +77,8 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Longest wait for any one phase.")
 	fs.BoolVar(&o.ceiling, "ceiling", true, "Run the ceilings after each burst.")
 	fs.StringVar(&o.out, "out", "tmp/bench/results.md", "Markdown file the final table is written to.")
+	fs.IntVar(&o.budgetBurst, "budget-burst", 500, "Budget cost: a burst of this many claims without a budget, then one with a budget that never binds; their throughputs compared (0 to skip).")
+	fs.IntVar(&o.budgetReleases, "budget-releases", 20, "Budget release: queued -> Ready latencies after this many releases of a budget of one claim (0 to skip).")
 	return o
 }
 
@@ -243,15 +247,8 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 			return err
 		}
 	}
-	if o.pool > 0 {
-		if err := b.poolPhase(ctx); err != nil {
-			return err
-		}
-	}
-	if o.idle > 0 {
-		if err := b.idlePhase(ctx); err != nil {
-			return err
-		}
+	if err := b.optionalPhases(ctx); err != nil {
+		return err
 	}
 	sizes := slices.Clone(o.restarts)
 	sizes = append(sizes, o.scales...)
@@ -281,6 +278,24 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err == nil {
 			_ = os.WriteFile(o.out, []byte(md), 0o644)
 		}
+	}
+	return nil
+}
+
+// optionalPhases runs the pool, budget and idle phases their flags select, in that order.
+func (b *bencher) optionalPhases(ctx context.Context) error {
+	if b.o.pool > 0 {
+		if err := b.poolPhase(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.budgetBurst > 0 || b.o.budgetReleases > 0 {
+		if err := b.budgetPhase(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.idle > 0 {
+		return b.idlePhase(ctx)
 	}
 	return nil
 }

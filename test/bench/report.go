@@ -110,6 +110,7 @@ type report struct {
 	ceilingWorkers int
 	latency        *latencyRow
 	pool           *poolRow
+	budget         *budgetRow
 	bursts         []burstRow
 	idle           *idleRow
 	restarts       []restartRow
@@ -143,6 +144,9 @@ func (r report) markdown() string {
 	}
 	if r.pool != nil {
 		r.pool.markdown(p)
+	}
+	if r.budget != nil {
+		r.budget.markdown(p)
 	}
 	p("### Targets (issues 13 and 30; printed, not asserted)")
 	p("")

@@ -48,12 +48,17 @@ import (
 const editorRole = "nsclaim-operator-namespaceclaim-editor-role"
 
 // newRequester is a pipeline identity with exactly the shipped editor role on NamespaceClaims in its
-// own namespace, and `get` on Secrets there to read its credentials.
-func newRequester(t *testing.T, name string) *pipeline {
+// own namespace, and `get` on Secrets there to read its credentials. labels, when given, label its
+// namespace from its creation (a budget's requesters are chosen by them).
+func newRequester(t *testing.T, name string, labels ...map[string]string) *pipeline {
 	t.Helper()
 	g := NewWithT(t)
 	ns := fmt.Sprintf("%s-%d", name, time.Now().UnixNano()%100000)
-	g.Expect(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	for _, l := range labels {
+		nsObj.Labels = l
+	}
+	g.Expect(admin.Create(ctx, nsObj)).To(Succeed())
 	t.Cleanup(func() {
 		_ = admin.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	})
