@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,6 +67,10 @@ type Phase struct {
 	Sources Sources
 	// SeedNamespace is the seed namespace ("" when seeds are off).
 	SeedNamespace string
+	// Resync is how often a claim that holds Secret copies is to be reconciled again, to apply them
+	// (Claim.ResyncAfter); 0 never. Secret copies are not watched (docs/seeds.md): this is how a
+	// tenant's delete or change of one is put back.
+	Resync time.Duration
 }
 
 // Claim is the part of one reconcile of a claim that the phase reads (the first group) and records
@@ -86,13 +91,15 @@ type Claim struct {
 	Blocks    bool
 	// Repaired counts the objects created or changed.
 	Repaired int
+	// ResyncAfter is Phase.Resync when the claim's namespace holds or should hold a Secret copy, else 0.
+	ResyncAfter time.Duration
 }
 
 // Reconcile copies the class's seeds that may be copied (internal/seeds.Resolve) into the claim's
 // namespace, writes only the copies that differ from their source (a tenant's edit, a rotated source,
 // a deleted copy), deletes the copies of seeds the class dropped, lists the pull Secrets on the
-// ServiceAccounts, and records status.seeds and the SeedsSynced condition. A namespace not observed yet
-// or held by no class with seeds changes nothing.
+// ServiceAccounts, and records status.seeds, the SeedsSynced condition and, when a Secret copy is kept,
+// ResyncAfter. A namespace not observed yet or held by no class with seeds changes nothing.
 func (p *Phase) Reconcile(ctx context.Context, s *Claim) error {
 	if s.Namespace == nil || s.Class == nil || (len(s.Class.Spec.Seeds) == 0 && len(s.Claim.Status.Seeds) == 0) {
 		return nil
@@ -123,6 +130,9 @@ func (p *Phase) Reconcile(ctx context.Context, s *Claim) error {
 		}
 		if o.SourceUID != "" {
 			kept[o.Name] = true
+			if o.Kind == tenancyv1alpha1.SeedKindSecret {
+				s.ResyncAfter = p.Resync
+			}
 		}
 		outcomes, messages, required = append(outcomes, o), append(messages, msg), append(required, r.Seed.Required)
 	}
