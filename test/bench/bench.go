@@ -44,6 +44,7 @@ type benchOptions struct {
 	pool                     int
 	poolLimit                int
 	poolSpread               int
+	seeds                    int
 	latencyPause             time.Duration
 	idle                     time.Duration
 	settle                   time.Duration
@@ -67,6 +68,8 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.IntVar(&o.poolLimit, "pool-limit", 1000, "The pool class's access.maxClaimsPerNamespace, as the classes users have set one (the shipped ci class: 20);"+
 		" keep it above --pool so the burst in one requester namespace is not refused; 0: no claim limit.")
 	fs.IntVar(&o.poolSpread, "pool-spread", 10, "Requester namespaces the pool's second burst is spread over; 0 to skip that burst.")
+	fs.IntVar(&o.seeds, "seeds", 0, "Claimed namespaces of the seeds scenario (docs/seeds.md): the manager's RSS with and without one pull Secret seed in each,"+
+		" and the latency of a rotation of its source to every copy (0 to skip; the manager then runs with "+seedsArgs()+").")
 	fs.DurationVar(&o.latencyPause, "latency-pause", time.Second, "Pause after each single claim, so the next starts on an idle cluster.")
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
@@ -234,6 +237,13 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 			b.op.stop(syscall.SIGTERM)
 		}
 	}()
+	if o.seeds > 0 {
+		// The seed namespace and its Role exist before the manager starts with it.
+		if err := ensureSeedSource(ctx, k); err != nil {
+			return err
+		}
+		e.operatorArgs = strings.TrimSpace(e.operatorArgs + " " + seedsArgs())
+	}
 	if err := b.singleClaims(ctx); err != nil {
 		return err
 	}
@@ -250,6 +260,11 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	}
 	if o.idle > 0 {
 		if err := b.idlePhase(ctx); err != nil {
+			return err
+		}
+	}
+	if o.seeds > 0 {
+		if err := b.seedsPhase(ctx, o.seeds); err != nil {
 			return err
 		}
 	}
