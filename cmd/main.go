@@ -157,7 +157,8 @@ func main() {
 	flag.StringVar(&o.seedNamespace, "seed-namespace", os.Getenv(tenancyv1alpha1.SeedNamespaceEnv),
 		"The one namespace classes' seeds are copied from (docs/seeds.md); empty (the default) turns seeds off (NSCLAIM_SEED_NAMESPACE).")
 	flag.DurationVar(&o.seedResyncInterval, "seed-resync-interval", envDuration("NSCLAIM_SEED_RESYNC_INTERVAL", seedpolicy.DefaultResync),
-		"How often a claim's Secret copies of seeds are applied again, which puts back one a tenant deleted or changed (docs/seeds.md: the operator never watches Secrets outside the seed namespace); 0 turns it off (NSCLAIM_SEED_RESYNC_INTERVAL).")
+		"How often a claim's Secret copies of seeds are applied again, which puts back one a tenant deleted or changed"+
+			" (docs/seeds.md: Secrets outside the seed namespace are never watched); 0 turns it off (NSCLAIM_SEED_RESYNC_INTERVAL).")
 	flag.StringVar(&o.requestsClass, "requests-class", os.Getenv("NSCLAIM_REQUESTS_CLASS"), "NamespaceClass for ConfigMap requests; empty means the default class (NSCLAIM_REQUESTS_CLASS).")
 	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
 		"Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")

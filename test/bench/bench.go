@@ -237,36 +237,14 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 			b.op.stop(syscall.SIGTERM)
 		}
 	}()
-	if o.seeds > 0 {
-		// The seed namespace and its Role exist before the manager starts with it.
-		if err := ensureSeedSource(ctx, k); err != nil {
-			return err
-		}
-		e.operatorArgs = strings.TrimSpace(e.operatorArgs + " " + seedsArgs())
+	if err := prepareSeeds(ctx, k, e, o.seeds); err != nil {
+		return err
 	}
 	if err := b.singleClaims(ctx); err != nil {
 		return err
 	}
-
-	for _, n := range o.bursts {
-		if err := b.burst(ctx, n); err != nil {
-			return err
-		}
-	}
-	if o.pool > 0 {
-		if err := b.poolPhase(ctx); err != nil {
-			return err
-		}
-	}
-	if o.idle > 0 {
-		if err := b.idlePhase(ctx); err != nil {
-			return err
-		}
-	}
-	if o.seeds > 0 {
-		if err := b.seedsPhase(ctx, o.seeds); err != nil {
-			return err
-		}
+	if err := b.loadPhases(ctx); err != nil {
+		return err
 	}
 	sizes := slices.Clone(o.restarts)
 	sizes = append(sizes, o.scales...)
@@ -296,6 +274,30 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err == nil {
 			_ = os.WriteFile(o.out, []byte(md), 0o644)
 		}
+	}
+	return nil
+}
+
+// loadPhases runs, in order, the bursts, the pool phase, the idle window and the seeds scenario that
+// the options ask for.
+func (b *bencher) loadPhases(ctx context.Context) error {
+	for _, n := range b.o.bursts {
+		if err := b.burst(ctx, n); err != nil {
+			return err
+		}
+	}
+	if b.o.pool > 0 {
+		if err := b.poolPhase(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.idle > 0 {
+		if err := b.idlePhase(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.seeds > 0 {
+		return b.seedsPhase(ctx, b.o.seeds)
 	}
 	return nil
 }

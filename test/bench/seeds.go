@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -235,6 +236,19 @@ func lastAfter(ts []time.Time, t0 time.Time) time.Duration {
 		last = max(last, t.Sub(t0))
 	}
 	return last.Round(time.Millisecond)
+}
+
+// prepareSeeds, for a seeds scenario of n namespaces (none when n is 0), makes the seed namespace and
+// its Role before the manager starts, and adds the seed namespace to the manager's flags.
+func prepareSeeds(ctx context.Context, k *clients, e *env, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if err := ensureSeedSource(ctx, k); err != nil {
+		return err
+	}
+	e.operatorArgs = strings.TrimSpace(e.operatorArgs + " " + seedsArgs())
+	return nil
 }
 
 // ensureSeedSource makes the seed namespace, config/seeds' Role and RoleBinding in it (what an
