@@ -301,7 +301,7 @@ func (p *Phase) attachPullSecrets(ctx context.Context, s *Claim, resolved []seed
 		if len(names) == 0 && !s.hadPullSecrets() {
 			continue
 		}
-		if sa.name == tenancyv1alpha1.TenantServiceAccountName && claimpolicy.IsRequesterMode(s.Class) {
+		if sa.name == tenancyv1alpha1.TenantServiceAccountName && (claimpolicy.IsRequesterMode(s.Class) || p.lists(ctx, s.Namespace.Name, names)) {
 			continue
 		}
 		obj := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
@@ -323,6 +323,17 @@ func (p *Phase) attachPullSecrets(ctx context.Context, s *Claim, resolved []seed
 		}
 	}
 	return nil
+}
+
+// lists reports whether the tenant ServiceAccount of ns, as the manager's cache holds it, lists exactly
+// names as its imagePullSecrets: applying them again would change nothing, and a rotation or a resync
+// of every claim would cost a request each for it.
+func (p *Phase) lists(ctx context.Context, ns string, names []string) bool {
+	acc := &corev1.ServiceAccount{}
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, acc); err != nil {
+		return false
+	}
+	return slices.EqualFunc(acc.ImagePullSecrets, names, func(r corev1.LocalObjectReference, n string) bool { return r.Name == n })
 }
 
 // hadPullSecrets reports whether the class or the claim's status may have listed a pull Secret before.
