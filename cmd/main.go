@@ -57,6 +57,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/monitoring"
 	"github.com/nsclaim/nsclaim-operator/internal/olmcondition"
 	"github.com/nsclaim/nsclaim-operator/internal/ownership"
+	seedpolicy "github.com/nsclaim/nsclaim-operator/internal/seeds"
 	"github.com/nsclaim/nsclaim-operator/internal/watchcache"
 	// +kubebuilder:scaffold:imports
 )
@@ -96,6 +97,7 @@ type options struct {
 	burst                    int
 	requestsNamespace        string
 	seedNamespace            string
+	seedResyncInterval       time.Duration
 	requestPatterns          string
 	requestsIgnored          string
 	requestsClass            string
@@ -154,6 +156,9 @@ func main() {
 		"ConfigMap names in the requests namespace skipped without a warning (NSCLAIM_REQUESTS_IGNORED_NAMES).")
 	flag.StringVar(&o.seedNamespace, "seed-namespace", os.Getenv(tenancyv1alpha1.SeedNamespaceEnv),
 		"The one namespace classes' seeds are copied from (docs/seeds.md); empty (the default) turns seeds off (NSCLAIM_SEED_NAMESPACE).")
+	flag.DurationVar(&o.seedResyncInterval, "seed-resync-interval", envDuration("NSCLAIM_SEED_RESYNC_INTERVAL", seedpolicy.DefaultResync),
+		"How often a claim's Secret copies of seeds are applied again, which puts back one a tenant deleted or changed"+
+			" (docs/seeds.md: Secrets outside the seed namespace are never watched); 0 turns it off (NSCLAIM_SEED_RESYNC_INTERVAL).")
 	flag.StringVar(&o.requestsClass, "requests-class", os.Getenv("NSCLAIM_REQUESTS_CLASS"), "NamespaceClass for ConfigMap requests; empty means the default class (NSCLAIM_REQUESTS_CLASS).")
 	flag.StringVar(&o.tokenPolicyDefault, "token-policy-default", envOr("NSCLAIM_TOKEN_POLICY_DEFAULT", "multiple-times"),
 		"Token policy of ConfigMap requests without the nsplease.container.training/issue-token annotation: multiple-times or only-once (NSCLAIM_TOKEN_POLICY_DEFAULT).")
@@ -221,8 +226,8 @@ func validate(o *options) error {
 		return fmt.Errorf("--require-fence (NSCLAIM_REQUIRE_FENCE, default true) needs a positive --fence-check-interval (NSCLAIM_FENCE_CHECK_INTERVAL), got %s:"+
 			" without checks the fence is never known to be intact and nothing would be provisioned; set an interval, or NSCLAIM_REQUIRE_FENCE=false", o.fenceCheckInterval)
 	}
-	if o.fenceCheckInterval < 0 || o.credentialsCheckInterval < 0 || o.previousFenceGrace < 0 {
-		return errors.New("--fence-check-interval, --credentials-check-interval and --previous-fence-grace must not be negative")
+	if o.fenceCheckInterval < 0 || o.credentialsCheckInterval < 0 || o.previousFenceGrace < 0 || o.seedResyncInterval < 0 {
+		return errors.New("--fence-check-interval, --credentials-check-interval, --previous-fence-grace and --seed-resync-interval must not be negative")
 	}
 	return nil
 }
@@ -299,6 +304,7 @@ func run(o options) error {
 		NameReuse:                nameReuse,
 		Seeds:                    seedCaches,
 		SeedNamespace:            o.seedNamespace,
+		SeedResync:               o.seedResyncInterval,
 	}
 	// The pool reconciler reports its counts through the class reconciler, the one writer of a class's status.
 	pools := namespaceclass.NewPoolReports()

@@ -27,12 +27,19 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
+
+// DefaultResync is how often, by default, a claim's Secret copies are applied again
+// (--seed-resync-interval): the operator never reads a Secret outside the seed namespace, so it learns
+// of a tenant's delete or change of a Secret copy only by applying it again (docs/seeds.md). ConfigMap
+// copies are watched and need no resync.
+const DefaultResync = 2 * time.Minute
 
 // SecretTypes are the Secret types a seed may copy: never a service-account-token Secret (the token
 // controller would fill the copy with a token of the claimed namespace) nor a bootstrap token.

@@ -44,6 +44,7 @@ type benchOptions struct {
 	pool                     int
 	poolLimit                int
 	poolSpread               int
+	seeds                    int
 	latencyPause             time.Duration
 	idle                     time.Duration
 	settle                   time.Duration
@@ -69,6 +70,8 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.IntVar(&o.poolLimit, "pool-limit", 1000, "The pool class's access.maxClaimsPerNamespace, as the classes users have set one (the shipped ci class: 20);"+
 		" keep it above --pool so the burst in one requester namespace is not refused; 0: no claim limit.")
 	fs.IntVar(&o.poolSpread, "pool-spread", 10, "Requester namespaces the pool's second burst is spread over; 0 to skip that burst.")
+	fs.IntVar(&o.seeds, "seeds", 0, "Claimed namespaces of the seeds scenario (docs/seeds.md): the manager's RSS with and without one pull Secret seed in each,"+
+		" and the latency of a rotation of its source to every copy (0 to skip; the manager then runs with "+seedsArgs()+").")
 	fs.DurationVar(&o.latencyPause, "latency-pause", time.Second, "Pause after each single claim, so the next starts on an idle cluster.")
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
@@ -238,16 +241,13 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 			b.op.stop(syscall.SIGTERM)
 		}
 	}()
+	if err := prepareSeeds(ctx, k, e, o.seeds); err != nil {
+		return err
+	}
 	if err := b.singleClaims(ctx); err != nil {
 		return err
 	}
-
-	for _, n := range o.bursts {
-		if err := b.burst(ctx, n); err != nil {
-			return err
-		}
-	}
-	if err := b.optionalPhases(ctx); err != nil {
+	if err := b.loadPhases(ctx); err != nil {
 		return err
 	}
 	sizes := slices.Clone(o.restarts)
@@ -282,8 +282,14 @@ func runBench(ctx context.Context, e *env, o *benchOptions) error {
 	return nil
 }
 
-// optionalPhases runs the pool, budget and idle phases their flags select, in that order.
-func (b *bencher) optionalPhases(ctx context.Context) error {
+// loadPhases runs, in order, the bursts, the pool phase, the budget scenarios, the idle window and
+// the seeds scenario that the options ask for.
+func (b *bencher) loadPhases(ctx context.Context) error {
+	for _, n := range b.o.bursts {
+		if err := b.burst(ctx, n); err != nil {
+			return err
+		}
+	}
 	if b.o.pool > 0 {
 		if err := b.poolPhase(ctx); err != nil {
 			return err
@@ -295,7 +301,12 @@ func (b *bencher) optionalPhases(ctx context.Context) error {
 		}
 	}
 	if b.o.idle > 0 {
-		return b.idlePhase(ctx)
+		if err := b.idlePhase(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.seeds > 0 {
+		return b.seedsPhase(ctx, b.o.seeds)
 	}
 	return nil
 }

@@ -227,12 +227,12 @@ func (r *NamespaceClaimReconciler) reconcileSleep(ctx context.Context, s *claimS
 // (seeds.Phase): it hands the phase the part of the scope it reads and takes back what it recorded.
 func (r *NamespaceClaimReconciler) reconcileSeeds(ctx context.Context, s *claimScope) error {
 	c := &seeds.Claim{Claim: s.claim, Class: s.class, Owner: s.owner, Namespace: s.namespace, Repaired: s.repaired}
-	p := &seeds.Phase{Client: r.Client, APIReader: r.APIReader, SeedNamespace: r.SeedNamespace}
+	p := &seeds.Phase{Client: r.Client, APIReader: r.APIReader, SeedNamespace: r.SeedNamespace, Resync: r.SeedResync}
 	if r.Seeds != nil {
 		p.Sources = r.Seeds
 	}
 	err := p.Reconcile(ctx, c)
-	s.repaired, s.seedsSynced, s.seedsBlock = c.Repaired, c.Condition, c.Blocks
+	s.repaired, s.seedsSynced, s.seedsBlock, s.seedsResync = c.Repaired, c.Condition, c.Blocks, c.ResyncAfter
 	if c.SeedsSet {
 		s.found.Seeds.Set(c.Seeds)
 	}

@@ -126,6 +126,9 @@ type NamespaceClaimReconciler struct {
 	// SeedsDisabled (docs/seeds.md).
 	Seeds         *watchcache.Seeds
 	SeedNamespace string
+	// SeedResync is how often a claim with Secret copies is reconciled again to apply them (seeds.Phase
+	// Resync); 0 never.
+	SeedResync time.Duration
 
 	// Requests is the ConfigMap protocol, the one hook through which its rules reach a claim (see
 	// RequestProtocol); nil when it is off. Claims the operator made for request ConfigMaps get

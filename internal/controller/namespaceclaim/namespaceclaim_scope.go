@@ -124,6 +124,8 @@ type claimScope struct {
 	// new claim waits for a required seed.
 	seedsSynced *metav1.Condition
 	seedsBlock  bool
+	// seedsResync is when the seeds phase wants to apply the claim's Secret copies again (0: never).
+	seedsResync time.Duration
 	// marksDeferred says a child of the claim's pooled namespace was left without the claim's marks in
 	// this reconcile; they are applied pooledMarksDelay after the handout (marksDeferrable).
 	marksDeferred bool
@@ -242,6 +244,9 @@ func (s *claimScope) requeueAfter() time.Duration {
 	}
 	if s.fencePending {
 		soon(fencePendingPoll)
+	}
+	if s.seedsResync > 0 {
+		soon(s.seedsResync)
 	}
 	switch {
 	case s.refusal == nil:

@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,4 +200,77 @@ func TestSeedsReachAPooledNamespaceOnlyAtHandout(t *testing.T) {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: got.Status.Namespace, Name: "pull"}, &corev1.Secret{})
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 	seedsCondition(t, claim, metav1.ConditionTrue, tenancyv1alpha1.SeedsSyncedReason)
+}
+
+// TestSeedsSecretCopyPutBackWithoutAWatch: the operator never watches Secrets outside the seed
+// namespace, so a tenant's change of a Secret copy reaches it by no event; the claim's periodic resync
+// (--seed-resync-interval, 2s in this suite) applies the copy again. As the tenant (its ServiceAccount,
+// with a class role that may write Secrets), edit the pull Secret copy's data, delete it, and replace
+// it with a Secret of another type under the same name: each time the copy comes back equal to its
+// source, and nothing else moved (no claim, class or source edit).
+func TestSeedsSecretCopyPutBackWithoutAWatch(t *testing.T) {
+	requireEnvtest(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	role := testRole()
+	role.Name = uniq("seed-secrets-writer")
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"},
+		Verbs: []string{"create", "get", "update", "patch", "delete"}})
+	g.Expect(k8s.Create(ctx, role)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), role) })
+	seed := tenancyv1alpha1.Seed{Kind: tenancyv1alpha1.SeedKindSecret, Name: uniq("registry"), As: "pull", ImagePullSecret: tenancyv1alpha1.ImagePullTenant}
+	class := newClass(t, withPrefix("seedrs-"), withSeeds(seed), func(c *tenancyv1alpha1.NamespaceClass) { c.Spec.ClusterRole = role.Name })
+	source := seedSource(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: seed.Name}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{".dockerconfigjson": []byte(`{"auths":{"r.example":{}}}`)}}, class.Name).(*corev1.Secret)
+
+	claim := newClaim(t, newRequesterNamespace(t, nil), withClass(class.Name))
+	ready := seedsCondition(t, claim, metav1.ConditionTrue, tenancyv1alpha1.SeedsSyncedReason)
+	ns := ready.Status.Namespace
+	tenant := impersonating(t, "system:serviceaccount:"+ns+":"+tenancyv1alpha1.TenantServiceAccountName,
+		[]string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}, nil)
+	key := client.ObjectKey{Namespace: ns, Name: "pull"}
+	// putBack waits until the copy is the source's again, and checks that nothing else was edited.
+	putBack := func(step string) {
+		t.Helper()
+		g.Eventually(func(g Gomega) {
+			cp := &corev1.Secret{}
+			g.Expect(k8s.Get(ctx, key, cp)).To(Succeed())
+			g.Expect(cp.Type).To(Equal(corev1.SecretTypeDockerConfigJson))
+			g.Expect(cp.Data).To(Equal(source.Data))
+			g.Expect(cp.Annotations[tenancyv1alpha1.SeedSourceUIDAnnotation]).To(Equal(string(source.UID)))
+		}).WithTimeout(30*time.Second).WithPolling(100*time.Millisecond).Should(Succeed(), "after the tenant's %s", step)
+		now := &tenancyv1alpha1.NamespaceClaim{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(claim), now)).To(Succeed())
+		g.Expect(now.Generation).To(Equal(ready.Generation), "the claim was edited")
+		src := &corev1.Secret{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(source), src)).To(Succeed())
+		g.Expect(src.ResourceVersion).To(Equal(source.ResourceVersion), "the source was edited")
+	}
+	waitFor(t, claim, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	// The tenant may read the copy once its RoleBinding is there.
+	g.Eventually(func() error { return tenant.Get(ctx, key, &corev1.Secret{}) }).WithTimeout(30 * time.Second).Should(Succeed())
+
+	// The tenant's edit of the copy's data (the label guard refuses it on a cluster with the fence;
+	// envtest runs none, so it lands).
+	cp := &corev1.Secret{}
+	g.Expect(tenant.Get(ctx, key, cp)).To(Succeed())
+	cp.Data = map[string][]byte{".dockerconfigjson": []byte(`{"auths":{"evil.example":{}}}`)}
+	g.Expect(tenant.Update(ctx, cp)).To(Succeed())
+	putBack("edit")
+
+	// Its delete.
+	g.Expect(tenant.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pull"}})).To(Succeed())
+	putBack("delete")
+
+	// Its replacement by a Secret of another type (a type is immutable: delete, then create), forged
+	// with the copy's marks, which only the fence's label guard would refuse.
+	// A resync between the two may put the copy back first: the tenant tries again.
+	g.Eventually(func(g Gomega) {
+		g.Expect(tenant.Get(ctx, key, cp)).To(Succeed())
+		g.Expect(client.IgnoreNotFound(tenant.Delete(ctx, cp.DeepCopy()))).To(Succeed())
+		forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pull", Labels: cp.Labels, Annotations: cp.Annotations},
+			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"token": []byte("tenant's")}}
+		g.Expect(tenant.Create(ctx, forged)).To(Succeed())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	putBack("replacement by an Opaque Secret")
 }

@@ -382,6 +382,8 @@ func startManager() {
 		NameReuse:                nameReuse,
 		Seeds:                    seedCaches,
 		SeedNamespace:            seedNamespace,
+		// Short, so that a tenant's change of a Secret copy is put back within the test's wait.
+		SeedResync: 2 * time.Second,
 		// envtest runs no admission fence; the pool's own guard against forged pooled namespaces is
 		// the fence's label guard, tested in test/security and test/e2e.
 		PoolWithoutFence: true,

@@ -25,6 +25,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,6 +67,10 @@ type Phase struct {
 	Sources Sources
 	// SeedNamespace is the seed namespace ("" when seeds are off).
 	SeedNamespace string
+	// Resync is how often a claim that holds Secret copies is to be reconciled again, to apply them
+	// (Claim.ResyncAfter); 0 never. Secret copies are not watched (docs/seeds.md): this is how a
+	// tenant's delete or change of one is put back.
+	Resync time.Duration
 }
 
 // Claim is the part of one reconcile of a claim that the phase reads (the first group) and records
@@ -86,13 +91,15 @@ type Claim struct {
 	Blocks    bool
 	// Repaired counts the objects created or changed.
 	Repaired int
+	// ResyncAfter is Phase.Resync when the claim's namespace holds or should hold a Secret copy, else 0.
+	ResyncAfter time.Duration
 }
 
 // Reconcile copies the class's seeds that may be copied (internal/seeds.Resolve) into the claim's
 // namespace, writes only the copies that differ from their source (a tenant's edit, a rotated source,
 // a deleted copy), deletes the copies of seeds the class dropped, lists the pull Secrets on the
-// ServiceAccounts, and records status.seeds and the SeedsSynced condition. A namespace not observed yet
-// or held by no class with seeds changes nothing.
+// ServiceAccounts, and records status.seeds, the SeedsSynced condition and, when a Secret copy is kept,
+// ResyncAfter. A namespace not observed yet or held by no class with seeds changes nothing.
 func (p *Phase) Reconcile(ctx context.Context, s *Claim) error {
 	if s.Namespace == nil || s.Class == nil || (len(s.Class.Spec.Seeds) == 0 && len(s.Claim.Status.Seeds) == 0) {
 		return nil
@@ -123,6 +130,9 @@ func (p *Phase) Reconcile(ctx context.Context, s *Claim) error {
 		}
 		if o.SourceUID != "" {
 			kept[o.Name] = true
+			if o.Kind == tenancyv1alpha1.SeedKindSecret {
+				s.ResyncAfter = p.Resync
+			}
 		}
 		outcomes, messages, required = append(outcomes, o), append(messages, msg), append(required, r.Seed.Required)
 	}
@@ -291,7 +301,7 @@ func (p *Phase) attachPullSecrets(ctx context.Context, s *Claim, resolved []seed
 		if len(names) == 0 && !s.hadPullSecrets() {
 			continue
 		}
-		if sa.name == tenancyv1alpha1.TenantServiceAccountName && claimpolicy.IsRequesterMode(s.Class) {
+		if sa.name == tenancyv1alpha1.TenantServiceAccountName && (claimpolicy.IsRequesterMode(s.Class) || p.lists(ctx, s.Namespace.Name, names)) {
 			continue
 		}
 		obj := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
@@ -313,6 +323,17 @@ func (p *Phase) attachPullSecrets(ctx context.Context, s *Claim, resolved []seed
 		}
 	}
 	return nil
+}
+
+// lists reports whether the tenant ServiceAccount of ns, as the manager's cache holds it, lists exactly
+// names as its imagePullSecrets: applying them again would change nothing, and a rotation or a resync
+// of every claim would cost a request each for it.
+func (p *Phase) lists(ctx context.Context, ns string, names []string) bool {
+	acc := &corev1.ServiceAccount{}
+	if err := p.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancyv1alpha1.TenantServiceAccountName}, acc); err != nil {
+		return false
+	}
+	return slices.EqualFunc(acc.ImagePullSecrets, names, func(r corev1.LocalObjectReference, n string) bool { return r.Name == n })
 }
 
 // hadPullSecrets reports whether the class or the claim's status may have listed a pull Secret before.
