@@ -378,7 +378,7 @@ func TestFleet(t *testing.T) {
 		for _, n := range late {
 			c, err := e.get(ctx, n)
 			must(t, err)
-			if !c.CreationTimestamp.Time.After(marked.Add(10 * time.Second)) {
+			if !c.CreationTimestamp.After(marked.Add(10 * time.Second)) {
 				t.Fatalf("%s was created at %s, not 10 s after the mark at %s", n, c.CreationTimestamp, marked)
 			}
 			if c.Status.Cluster == "m1" {
