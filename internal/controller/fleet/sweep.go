@@ -117,7 +117,7 @@ func (s *Sweeper) sweepMember(ctx context.Context, member string, hub map[string
 		if err := c.Delete(ctx, m, client.Preconditions{UID: &m.UID}); client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		ctrl.LoggerFrom(ctx).Info("Deleted an orphan mirror: its hub claim is gone", "cluster", member, "mirror", klog.KObj(m),
+		ctrl.LoggerFrom(ctx).WithName("fleet-sweep").Info("Deleted an orphan mirror: its hub claim is gone", "cluster", member, "mirror", klog.KObj(m),
 			"hubClaim", m.Annotations[HubClaimAnnotation])
 	}
 	return nil
