@@ -94,6 +94,9 @@ func runHub(o options, cfg *rest.Config) error {
 	if err := r.SetupWithManager(mgr, o.maxConcurrentReconciles); err != nil {
 		return err
 	}
+	if err := mgr.Add(&fleet.Sweeper{Hub: mgr.GetAPIReader(), Registry: r.Registry, MemberNamespace: o.fleet.memberNamespace}); err != nil {
+		return fmt.Errorf("adding the orphan mirror sweep: %w", err)
+	}
 	if err := ctrlmetrics.Registry.Register(monitoring.NewFleetCollector(mgr.GetCache())); err != nil {
 		return fmt.Errorf("registering fleet metrics: %w", err)
 	}

@@ -257,21 +257,34 @@ func (e *env) release(t *testing.T, names ...string) {
 			t.Fatal(err)
 		}
 	}
-	e.allGone(t, 3*time.Minute, names...)
+	e.allGone(t, 3*time.Minute+time.Duration(len(names))*2*time.Second, names...)
 }
 
-// allGone waits until the hub claims, their mirrors and every member namespace of theirs are gone.
+// allGone waits until the hub claims, their mirrors and every member namespace of theirs are gone
+// (one list of the hub's claims and one of each member's mirrors per look).
 func (e *env) allGone(t *testing.T, timeout time.Duration, names ...string) {
 	t.Helper()
 	eventually(t, timeout, "claims, mirrors and namespaces gone", func(ctx context.Context) (bool, error) {
+		want := map[string]bool{}
 		for _, n := range names {
-			if _, err := e.get(ctx, n); !apierrors.IsNotFound(err) {
+			want[n], want[fleet.MirrorName(requesterNS, n)] = true, true
+		}
+		var hub tenancyv1alpha1.NamespaceClaimList
+		if err := e.pipeline.List(ctx, &hub, client.InNamespace(requesterNS)); err != nil {
+			return false, nil
+		}
+		for _, c := range hub.Items {
+			if want[c.Name] {
 				return false, nil
 			}
-			for _, m := range members {
-				mirror := &tenancyv1alpha1.NamespaceClaim{}
-				err := e.admins[m].Get(ctx, client.ObjectKey{Namespace: memberNS, Name: fleet.MirrorName(requesterNS, n)}, mirror)
-				if !apierrors.IsNotFound(err) {
+		}
+		for _, m := range members {
+			var mirrors tenancyv1alpha1.NamespaceClaimList
+			if err := e.admins[m].List(ctx, &mirrors, client.InNamespace(memberNS)); err != nil {
+				return false, nil
+			}
+			for _, c := range mirrors.Items {
+				if want[c.Name] {
 					return false, nil
 				}
 			}
@@ -328,25 +341,10 @@ func TestFleet(t *testing.T) {
 	e.register(t, "m3", map[string]string{"region": "us"}, map[string]string{fleet.MaxClaimsAnnotation: "2"})
 
 	t.Run("shares follow the caps, the rest waits with one line per cluster", func(t *testing.T) {
-		ten := names("share", 10)
-		t.Cleanup(func() { e.release(t, append(ten, "share-over")...) })
-		for _, n := range ten {
-			e.claim(t, n, "ci", "")
-		}
-		counts := e.placed(t, ten)
-		if counts["m1"] != 4 || counts["m2"] != 4 || counts["m3"] != 2 {
-			t.Errorf("placed %v, want m1=4 m2=4 m3=2 (caps 4/4/2)", counts)
-		}
-		e.claim(t, "share-over", "ci", "")
-		msg := e.readyReason(t, "share-over", tenancyv1alpha1.NoEligibleClusterReason)
-		for _, m := range members {
-			if !strings.Contains(msg, m+": full") {
-				t.Errorf("NoEligibleCluster message names no line for %s: %q", m, msg)
-			}
-		}
+		e.shares(t, shareClaims())
 		// The member's operator provisions the mirror; the hub copies status and credentials back.
-		e.readyReason(t, ten[0], tenancyv1alpha1.ProvisionedReason)
-		c, err := e.get(ctx, ten[0])
+		e.readyReason(t, "share-0", tenancyv1alpha1.ProvisionedReason)
+		c, err := e.get(ctx, "share-0")
 		must(t, err)
 		e.credentialsWorkOnMember(t, c)
 	})
@@ -364,16 +362,28 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
-	t.Run("a member marked NotReady gets no new claim", func(t *testing.T) {
-		e.annotate(t, "m1", fleet.NotReadyAnnotation, "maintenance")
+	t.Run("a member marked NotReady gets no new claim after 10 s", func(t *testing.T) {
+		marked := e.markNotReady(t, "m1")
 		t.Cleanup(func() { e.annotate(t, "m1", fleet.NotReadyAnnotation, "") })
-		four := names("notready", 4)
-		t.Cleanup(func() { e.release(t, four...) })
-		for _, n := range four {
+		// One claim at once (the contract does not cover it), then three once the hub's API server's
+		// clock is 10 s past the mark: all prefer m1, which they would get if it were eligible.
+		e.claim(t, "notready-0", "ci", "m1")
+		e.waitServerTime(t, marked.Add(11*time.Second))
+		late := names("notready-late", 3)
+		t.Cleanup(func() { e.release(t, append(late, "notready-0")...) })
+		for _, n := range late {
 			e.claim(t, n, "ci", "m1")
 		}
-		if counts := e.placed(t, four); counts["m1"] != 0 {
-			t.Errorf("placed %v: m1 is NotReady and got claims", counts)
+		e.placed(t, append(late, "notready-0"))
+		for _, n := range late {
+			c, err := e.get(ctx, n)
+			must(t, err)
+			if !c.CreationTimestamp.After(marked.Add(10 * time.Second)) {
+				t.Fatalf("%s was created at %s, not 10 s after the mark at %s", n, c.CreationTimestamp, marked)
+			}
+			if c.Status.Cluster == "m1" {
+				t.Errorf("%s, created %s after m1 was marked NotReady, was placed on m1", n, c.CreationTimestamp.Sub(marked))
+			}
 		}
 		e.annotate(t, "m1", fleet.NotReadyAnnotation, "")
 	})
@@ -432,6 +442,8 @@ func TestFleet(t *testing.T) {
 			return apierrors.IsNotFound(err), nil
 		})
 	})
+
+	t.Run("an orphan mirror is swept, the others are left alone", e.orphanSwept)
 
 	t.Run("invariants hold on every member", e.checkInvariants)
 }

@@ -268,6 +268,10 @@ func (r *Reconciler) reconcileMirror(ctx context.Context, claim *tenancyv1alpha1
 			fmt.Sprintf("claim %s on member cluster %s mirrors another hub claim", klog.KObj(have), claim.Status.Cluster))
 	case mirrorDrift(have, want):
 		have.Spec.TTL, have.Spec.Keep, have.Spec.Labels = want.Spec.TTL, want.Spec.Keep, want.Spec.Labels
+		if have.Annotations == nil {
+			have.Annotations = map[string]string{}
+		}
+		have.Annotations[ClusterAnnotation] = want.Annotations[ClusterAnnotation]
 		if err := member.Update(ctx, have); err != nil {
 			return reconcile.Result{}, fmt.Errorf("updating the mirror of %s on %s: %w", klog.KObj(claim), claim.Status.Cluster, err)
 		}

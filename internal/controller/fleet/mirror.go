@@ -33,6 +33,10 @@ const (
 	HubClaimUIDLabel = "fleet.nsclaim.dev/hub-claim-uid"
 	// HubClaimAnnotation on a mirror claim names the hub claim as namespace/name.
 	HubClaimAnnotation = "fleet.nsclaim.dev/hub-claim"
+	// ClusterAnnotation on a mirror claim names the member cluster the hub placed it on (the name of the
+	// member's Secret on the hub): with HubClaimUIDLabel and HubClaimAnnotation, the hub's ownership
+	// record of the mirror. The orphan sweep deletes only mirrors whose record names the member it reads.
+	ClusterAnnotation = "fleet.nsclaim.dev/cluster"
 )
 
 // MirrorName is the name of the claim that mirrors hub claim namespace/name on its member: the claim's
@@ -55,7 +59,7 @@ func desiredMirror(c *tenancyv1alpha1.NamespaceClaim, memberNamespace string) *t
 			Name:        MirrorName(c.Namespace, c.Name),
 			Namespace:   memberNamespace,
 			Labels:      map[string]string{HubClaimUIDLabel: string(c.UID)},
-			Annotations: map[string]string{HubClaimAnnotation: c.Namespace + "/" + c.Name},
+			Annotations: map[string]string{HubClaimAnnotation: c.Namespace + "/" + c.Name, ClusterAnnotation: c.Status.Cluster},
 		},
 		Spec: tenancyv1alpha1.NamespaceClaimSpec{
 			ClassName:     c.Status.ClassName,
@@ -67,9 +71,10 @@ func desiredMirror(c *tenancyv1alpha1.NamespaceClaim, memberNamespace string) *t
 	}
 }
 
-// mirrorDrift says whether the mirror's mutable fields (ttl, keep, labels) differ from desired.
+// mirrorDrift says whether the mirror's mutable fields (ttl, keep, labels) or the hub's ownership
+// record of it (ClusterAnnotation) differ from desired.
 func mirrorDrift(have, want *tenancyv1alpha1.NamespaceClaim) bool {
-	return !equality.Semantic.DeepEqual(have.Spec.TTL, want.Spec.TTL) || !equality.Semantic.DeepEqual(have.Spec.Keep, want.Spec.Keep) ||
+	return have.Annotations[ClusterAnnotation] != want.Annotations[ClusterAnnotation] || !equality.Semantic.DeepEqual(have.Spec.TTL, want.Spec.TTL) || !equality.Semantic.DeepEqual(have.Spec.Keep, want.Spec.Keep) ||
 		!equality.Semantic.DeepEqual(have.Spec.Labels, want.Spec.Labels)
 }
 
