@@ -44,8 +44,7 @@ func poolClass() *tenancyv1alpha1.NamespaceClass {
 }
 
 // TestBuildPooledIsAClaimsNamespaceBoundToNobody: a pooled namespace holds a claim's namespace minus
-// what names a claim; its only binding is the namespace watcher's, to the tenant ServiceAccount that
-// the handout makes (mode Token), and none in mode Requester.
+// what names a claim, and no RoleBinding (its watcher binding: TestBuildPooledWatcherBinding).
 func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	class := poolClass()
 	name := PoolNamespaceName(class.Spec.Naming.Prefix)
@@ -56,17 +55,6 @@ func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	claim := Build(name, Owner{Namespace: "req", Name: "c", UID: "u"}, class, nil)
 	if len(d.RoleBindings) != 0 {
 		t.Fatalf("a pooled namespace binds: %d RoleBindings", len(d.RoleBindings))
-	}
-	// Its watcher binding is a claim's: the same role, the tenant ServiceAccount alone.
-	if b := d.NamespaceWatcherBinding; b == nil || b.Name != claim.NamespaceWatcherBinding.Name ||
-		!reflect.DeepEqual(b.RoleRef, claim.NamespaceWatcherBinding.RoleRef) || !reflect.DeepEqual(b.Subjects, claim.NamespaceWatcherBinding.Subjects) ||
-		len(b.Subjects) != 1 || b.Subjects[0].Kind != rbacv1.ServiceAccountKind || b.Subjects[0].Namespace != name || b.Subjects[0].Name != tenancyv1alpha1.TenantServiceAccountName {
-		t.Fatalf("a pooled namespace's watcher binding %+v, a claim's is %+v", d.NamespaceWatcherBinding, claim.NamespaceWatcherBinding)
-	}
-	requester := poolClass()
-	requester.Spec.Credentials.Mode = tenancyv1alpha1.CredentialsModeRequester
-	if b := BuildPooled(name, requester).NamespaceWatcherBinding; b != nil {
-		t.Errorf("a pooled namespace of a class in mode Requester binds %+v ahead of its creator", b.Subjects)
 	}
 	// Its watcher ClusterRole is made ahead, unbound, granting what a claim's grants.
 	if d.NamespaceWatcher == nil || !reflect.DeepEqual(d.NamespaceWatcher.Rules, claim.NamespaceWatcher.Rules) || d.NamespaceWatcher.Name != claim.NamespaceWatcher.Name {
@@ -94,7 +82,7 @@ func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	if d.ServiceAccount != nil {
 		t.Errorf("a pooled namespace holds the tenant ServiceAccount ahead of its handout")
 	}
-	for _, o := range []metav1.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding} {
+	for _, o := range []metav1.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher} {
 		if len(o.GetLabels()) != 1 || !IsManaged(o) {
 			t.Errorf("%s carries %v, want only the managed-by label", o.GetName(), o.GetLabels())
 		}
@@ -105,6 +93,33 @@ func TestBuildPooledIsAClaimsNamespaceBoundToNobody(t *testing.T) {
 	class.Generation++
 	if PoolCurrent(d.Namespace, class) {
 		t.Errorf("a pooled namespace of an older generation counts as current")
+	}
+}
+
+// TestBuildPooledWatcherBinding: a pooled namespace's only binding is the namespace watcher's, a
+// claim's with the managed-by label alone, to the tenant ServiceAccount that the handout makes (mode
+// Token); in mode Requester, whose binding names the creator, there is none.
+func TestBuildPooledWatcherBinding(t *testing.T) {
+	class := poolClass()
+	name := PoolNamespaceName(class.Spec.Naming.Prefix)
+	d := BuildPooled(name, class)
+	claim := Build(name, Owner{Namespace: "req", Name: "c", UID: "u"}, class, nil)
+	b := d.NamespaceWatcherBinding
+	if b == nil || b.Name != claim.NamespaceWatcherBinding.Name || !reflect.DeepEqual(b.RoleRef, claim.NamespaceWatcherBinding.RoleRef) ||
+		!reflect.DeepEqual(b.Subjects, claim.NamespaceWatcherBinding.Subjects) {
+		t.Fatalf("a pooled namespace's watcher binding %+v, a claim's is %+v", b, claim.NamespaceWatcherBinding)
+	}
+	want := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: tenancyv1alpha1.TenantServiceAccountName, Namespace: name}
+	if len(b.Subjects) != 1 || b.Subjects[0] != want {
+		t.Errorf("a pooled namespace's watcher binds %+v, want only %+v", b.Subjects, want)
+	}
+	if len(b.Labels) != 1 || !IsManaged(b) {
+		t.Errorf("a pooled namespace's watcher binding carries %v, want only the managed-by label", b.Labels)
+	}
+	requester := poolClass()
+	requester.Spec.Credentials.Mode = tenancyv1alpha1.CredentialsModeRequester
+	if rb := BuildPooled(name, requester).NamespaceWatcherBinding; rb != nil {
+		t.Errorf("a pooled namespace of a class in mode Requester binds %+v ahead of its creator", rb.Subjects)
 	}
 }
 

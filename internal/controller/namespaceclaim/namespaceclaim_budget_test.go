@@ -176,10 +176,12 @@ func readyReason(g Gomega, c *tenancyv1alpha1.NamespaceClaim) (string, string) {
 }
 
 // budgetOutcome waits until exactly admitted of claims are Ready and the others Queued, and returns both.
-func budgetOutcome(t *testing.T, claims []*tenancyv1alpha1.NamespaceClaim, admitted int, timeout time.Duration) (ready, queued []*tenancyv1alpha1.NamespaceClaim) {
+func budgetOutcome(t *testing.T, claims []*tenancyv1alpha1.NamespaceClaim, admitted int, timeout time.Duration) []*tenancyv1alpha1.NamespaceClaim {
+	var ready []*tenancyv1alpha1.NamespaceClaim
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
-		ready, queued = nil, nil
+		var queued []*tenancyv1alpha1.NamespaceClaim
+		ready = nil
 		for _, c := range claims {
 			switch reason, msg := readyReason(g, c); reason {
 			case tenancyv1alpha1.ProvisionedReason:
@@ -192,7 +194,7 @@ func budgetOutcome(t *testing.T, claims []*tenancyv1alpha1.NamespaceClaim, admit
 		g.Expect(ready).To(HaveLen(admitted))
 		g.Expect(queued).To(HaveLen(len(claims) - admitted))
 	}).WithTimeout(timeout).WithPolling(100 * time.Millisecond).Should(Succeed())
-	return ready, queued
+	return ready
 }
 
 // TestBudgetHoldsUnderARace: pipelines of two requester namespaces of one team race claims of two
@@ -370,7 +372,7 @@ func TestBudgetStrictFIFO(t *testing.T) {
 		g.Expect(pipeline.Create(context.Background(), claims[i])).To(Succeed())
 	}
 	for i := range claims {
-		ready, _ := budgetOutcome(t, claims[i:], 1, 30*time.Second)
+		ready := budgetOutcome(t, claims[i:], 1, 30*time.Second)
 		g.Expect(ready[0].Name).To(Equal(claims[i].Name), "claim %d was not admitted in order", i)
 		if i+1 < len(claims) {
 			// The next claim's message moves to position 1 at its next reconcile, which the admission
@@ -444,7 +446,7 @@ func TestBudgetStrictFIFOAdmitsABurstThatFits(t *testing.T) {
 	for i, err := range errs {
 		g.Expect(err).NotTo(HaveOccurred(), "creating claim %d", i)
 	}
-	ready, _ := budgetOutcome(t, claims, burst, 60*time.Second)
+	ready := budgetOutcome(t, claims, burst, 60*time.Second)
 	g.Expect(ready).To(HaveLen(burst))
 	mu.Lock()
 	defer mu.Unlock()
