@@ -184,29 +184,28 @@ kind-node-image: control-plane node kubeadm ## Build kind's node image offline (
 test-olm: control-plane kustomize operator-sdk opm olm kwok ## Install, upgrade and uninstall through real OLM on a local cluster (OLM's operators as processes, kwok as the node).
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) KWOK_VERSION=$(KWOK_VERSION) hack/test-olm.sh
 
-# OLM e2e on kind, for users with Docker: OLM from `operator-sdk olm install`, then `operator-sdk run bundle`
-# of PREVIOUS_VERSION and `run bundle-upgrade` to VERSION, checked by the same test/olm as test-olm.
-# `run bundle` pulls the bundle images from inside the cluster, so push them first to a registry the
-# cluster can pull from (IMAGE_TAG_BASE), for example:
-#   make docker-build docker-push bundle-build bundle-push bundle-build-previous bundle-push-previous
-#   docker build -t $(IMAGE_TAG_BASE):v$(PREVIOUS_VERSION) . && docker push $(IMAGE_TAG_BASE):v$(PREVIOUS_VERSION)
+# OLM e2e on kind (hack/test-e2e-olm.sh): `operator-sdk run bundle` of PREVIOUS_VERSION and `run
+# bundle-upgrade` to VERSION, then (KIND_REGISTRY=local) the catalog path, checked by the same test/olm
+# as test-olm and test-node-olm. KIND_REGISTRY says where the cluster pulls from:
+#   ghcr.io (the default: the registry of IMAGE_TAG_BASE; the release workflow) OLM from `operator-sdk
+#     olm install`, PREVIOUS_BUNDLE_IMG and BUNDLE_IMG pushed there first, for example:
+#       make docker-build docker-push bundle-build bundle-push bundle-build-previous bundle-push-previous
+#   local (make test-kind KIND_SUITE=test-e2e-olm; nothing pulled from outside) the images assembled here
+#     as test-node-olm assembles them, pushed to a registry run inside the kind node (ghcr.io and
+#     registry.access.redhat.com resolve there), OLM's quickstart with OLM's image built here, loaded
+#     with `kind load image-archive`.
 PREVIOUS_BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(PREVIOUS_VERSION)
 OLM_E2E_NAMESPACE ?= nsclaim-operator-system
+KIND_REGISTRY ?= $(firstword $(subst /, ,$(IMAGE_TAG_BASE)))
 
 .PHONY: test-e2e-olm
-test-e2e-olm: setup-test-e2e operator-sdk kustomize kubectl ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
+test-e2e-olm: setup-test-e2e operator-sdk kustomize kubectl $(if $(filter local,$(KIND_REGISTRY)),opm olm cpb busybox) ## Install PREVIOUS_VERSION's bundle with OLM on kind, upgrade to this tree's, uninstall (and the catalog path with KIND_REGISTRY=local), with the checks of test-olm (needs Docker).
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
-	@# PREVIOUS_VERSION's bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
-	@# Prometheus Operator; test/olm/monitoring-crds.yaml are stand-ins, as in test-olm).
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) apply --server-side -f test/olm/monitoring-crds.yaml
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) create namespace $(OLM_E2E_NAMESPACE)
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_OLM_NAMESPACE=$(OLM_E2E_NAMESPACE) \
-		NSCLAIM_OLM_FROM_CSV=nsclaim-operator.v$(PREVIOUS_VERSION) NSCLAIM_OLM_TO_CSV=nsclaim-operator.v$(VERSION) \
-		OPERATOR_SDK=$(OPERATOR_SDK) KUSTOMIZE=$(KUSTOMIZE) KUBECTL=$(KUBECTL) \
-		NSCLAIM_OLM_INSTALL_CMD="hack/olm-bundle.sh install $(PREVIOUS_BUNDLE_IMG) $$(TOOLS_BIN=$(LOCALBIN) hack/releases.sh build $(PREVIOUS_VERSION))/src" \
-		NSCLAIM_OLM_UPGRADE_CMD="hack/olm-bundle.sh upgrade $(BUNDLE_IMG) $(CURDIR)" \
-		go test ./test/olm/ -v -count=1 -timeout 30m
+	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) KUBECTL=$(KUBECTL) KUBECONFIG=$(LOCALBIN)/kind.kubeconfig \
+		OPERATOR_SDK=$(OPERATOR_SDK) KUSTOMIZE=$(KUSTOMIZE) VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) \
+		OLM_VERSION=$(OLM_VERSION) OLM_E2E_NAMESPACE=$(OLM_E2E_NAMESPACE) KIND_REGISTRY=$(KIND_REGISTRY) \
+		BUNDLE_IMG=$(BUNDLE_IMG) PREVIOUS_BUNDLE_IMG=$(PREVIOUS_BUNDLE_IMG) TOOLS_BIN=$(LOCALBIN) OPM=$(OPM) \
+		hack/test-e2e-olm.sh
 	$(MAKE) cleanup-test-e2e
 
 .PHONY: lint
