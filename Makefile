@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-node-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, and its install and upgrade there by operator-sdk run bundle and an OLM catalog, then the release directory installed as a user downloads it (test-release-rehearsal).
+test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-kind-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, its install and upgrade on kind by operator-sdk run bundle and an OLM catalog (test-kind-olm, in place of test-node-olm: docs/node.md), then the release directory installed as a user downloads it (test-release-rehearsal).
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
@@ -175,6 +175,12 @@ KIND_SUITE ?= test-e2e
 .PHONY: test-kind
 test-kind: kind control-plane node kubeadm kustomize ## Run KIND_SUITE (test-e2e) on kind here: own dockerd, node image built offline, everything removed and checked after.
 	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBE_VERSION=$(KUBE_VERSION) KIND_VERSION=$(KIND_VERSION) hack/test-kind.sh $(KIND_SUITE)
+
+# test-kind-olm: test-e2e-olm on kind here, offline (KIND_REGISTRY=local); in `make test` it takes the place
+# of test-node-olm, which runs the same test/olm modes (bundle, catalog) on the local node.
+.PHONY: test-kind-olm
+test-kind-olm: ## Run test-e2e-olm on kind here (make test-kind KIND_SUITE=test-e2e-olm): run bundle / bundle-upgrade, then the catalog path, nothing pulled.
+	$(MAKE) test-kind KIND_SUITE=test-e2e-olm
 
 .PHONY: kind-node-image
 kind-node-image: control-plane node kubeadm ## Build kind's node image offline (hack/kind-node-image.sh; needs hack/docker.sh up and DOCKER_HOST).
