@@ -54,7 +54,7 @@ if [[ $KIND_REGISTRY == local ]]; then MODES=${OLM_E2E_MODES:-bundle catalog}; e
 t0=$(date +%s)
 say() { echo "test-e2e-olm: [$(($(date +%s) - t0))s] $*" >&2; }
 kc() { "$KUBECTL" "$@"; }
-# wait_established, apply_fence, olm_images, olm_push, olm_up, serve_catalog: hack/lib/node-olm.sh
+# wait_established, apply_fence, olm_images, olm_push, olm_up, serve_catalog, olm_test: hack/lib/node-olm.sh
 # shellcheck source=lib/node-olm.sh
 source "$REPO_ROOT/hack/lib/node-olm.sh"
 
@@ -89,25 +89,6 @@ registry_up() {
 }
 
 push() { "$STATE/registry" push "$1" "$REGISTRY/$2" >&2; }
-
-# run_olm_test MODE ENV...: test/olm, PREVIOUS_VERSION as FROM and this tree as TO.
-run_olm_test() {
-  local mode=$1 status=0
-  shift
-  env NSCLAIM_OLM_NAMESPACE="$NS" NSCLAIM_OLM_FROM_CSV="nsclaim-operator.v$PREVIOUS_VERSION" \
-    NSCLAIM_OLM_TO_CSV="nsclaim-operator.v$VERSION" NSCLAIM_OLM_FROM_BUNDLE="$PREV/bundle" \
-    NSCLAIM_OLM_TO_BUNDLE="$REPO_ROOT/bundle" "$@" \
-    go test "$REPO_ROOT/test/olm/" -run TestInstallUpgradeUninstall -count=1 -v -timeout 20m \
-    >"$STATE/olm-test-$mode.log" 2>&1 || status=$?
-  grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- |Lease is held|upgraded to|succeeded;|claims Ready in' "$STATE/olm-test-$mode.log" || true
-  if ((status != 0)); then
-    grep -E -A20 -- '_test.go:[0-9]+: *$|panic:|Error Trace' "$STATE/olm-test-$mode.log" | head -80 >&2 || true
-    kc get pods -A -o wide >&2 || true
-    kc -n "$NS" get csv,subscription,installplan,catalogsource >&2 || true
-    kc get events -A --sort-by=.lastTimestamp 2>/dev/null | tail -25 >&2 || true
-  fi
-  return "$status"
-}
 
 # cluster_olm: OLM on the cluster, and the registry and images (local) or OLM's release (otherwise).
 cluster_olm() {
@@ -160,7 +141,7 @@ main() {
       if [[ $KIND_REGISTRY == local ]]; then
         install_flags=(OPERATOR_SDK_INSTALL_FLAGS="--index-image $OLM_TOOLS --decompression-image $OLM_TOOLS")
       fi
-      run_olm_test bundle "${bundle_env[@]}" "${install_flags[@]}" \
+      olm_test bundle "$PREV" "${bundle_env[@]}" "${install_flags[@]}" \
         NSCLAIM_OLM_INSTALL_CMD="$REPO_ROOT/hack/olm-bundle.sh install $FROM_BUNDLE $PREV/src" \
         NSCLAIM_OLM_UPGRADE_CMD="$REPO_ROOT/hack/olm-bundle.sh upgrade $TO_BUNDLE $REPO_ROOT" || status=$?
       ;;
@@ -168,7 +149,7 @@ main() {
       [[ $KIND_REGISTRY == local ]] || { say "catalog: needs KIND_REGISTRY=local"; exit 2; }
       apply_fence "$PREV/src" "$PREVIOUS_VERSION"
       serve_catalog "$REGISTRY/nsclaim/nsclaim-operator-catalog:from"
-      run_olm_test catalog NSCLAIM_OLM_COPIED_CSVS=disabled \
+      olm_test catalog "$PREV" NSCLAIM_OLM_COPIED_CSVS=disabled \
         NSCLAIM_OLM_CATALOG_ADDRESS="$(kc -n olm get service nsclaim-catalog -o jsonpath='{.spec.clusterIP}'):50051" \
         NSCLAIM_OLM_OFFER_UPGRADE_CMD="$SELF offer-upgrade" NSCLAIM_OLM_KUBECONFIG_SERVER="https://$NODE_IP:6443" || status=$?
       ;;

@@ -55,7 +55,7 @@ TO_BUNDLE=$REGISTRY/nsclaim/nsclaim-operator-bundle:v$VERSION
 t0=$(date +%s)
 say() { echo "test-node-olm: [$(($(date +%s) - t0))s] $*" >&2; }
 kc() { KUBECACHEDIR=$STATE/kubecache "$KUBECTL" --kubeconfig "$STATE/kubeconfig" "$@"; }
-# wait_established, apply_fence, olm_images, olm_push, olm_up, serve_catalog: hack/lib/node-olm.sh
+# wait_established, apply_fence, olm_images, olm_push, olm_up, serve_catalog, olm_test: hack/lib/node-olm.sh
 # shellcheck source=lib/node-olm.sh
 source "$REPO_ROOT/hack/lib/node-olm.sh"
 
@@ -84,27 +84,11 @@ start_cluster() {
   apply_fence "$prev/src" "$PREVIOUS_VERSION"
 }
 
-# run_olm_test ENV...: test/olm with the previous release as FROM and this tree as TO.
+# run_olm_test MODE PREV ENV...: test/olm (olm_test) on the node, its log also in tmp/.
 run_olm_test() {
-  local mode=$1 prev=$2 status=0
-  shift 2
-  env KUBECONFIG="$STATE/kubeconfig" NSCLAIM_OLM_NAMESPACE=$NS NSCLAIM_OLM_COPIED_CSVS=disabled \
-    NSCLAIM_OLM_FROM_CSV="nsclaim-operator.v$PREVIOUS_VERSION" NSCLAIM_OLM_TO_CSV="nsclaim-operator.v$VERSION" \
-    NSCLAIM_OLM_FROM_BUNDLE="$prev/bundle" NSCLAIM_OLM_TO_BUNDLE="$REPO_ROOT/bundle" "$@" \
-    go test "$REPO_ROOT/test/olm/" -run TestInstallUpgradeUninstall -count=1 -v -timeout 20m \
-    >"$STATE/olm-test-$mode.log" 2>&1 || status=$?
+  local mode=$1 status=0
+  olm_test "$@" KUBECONFIG="$STATE/kubeconfig" NSCLAIM_OLM_COPIED_CSVS=disabled || status=$?
   cp "$STATE/olm-test-$mode.log" "$REPO_ROOT/tmp/node-olm-test-$mode.log" 2>/dev/null || true
-  grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- |Lease is held|upgraded to|succeeded;|claims Ready in' "$STATE/olm-test-$mode.log" || true
-  if ((status != 0)); then
-    grep -E -A20 -- '_test.go:[0-9]+: *$|panic:|Error Trace' "$STATE/olm-test-$mode.log" | head -80 >&2 || true
-    kc get pods -A -o wide >&2 || true
-    kc -n "$NS" get csv,subscription,installplan,catalogsource >&2 || true
-    kc get events -A --sort-by=.lastTimestamp 2>/dev/null | tail -25 >&2 || true
-    for name in olm-operator catalog-operator; do
-      echo "--- $name log tail:" >&2
-      kc -n olm logs "deployment/$name" --tail=10 >&2 || true
-    done
-  fi
   return "$status"
 }
 

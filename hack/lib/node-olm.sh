@@ -132,3 +132,28 @@ olm_push() {
   "$@" "$IMAGES/catalog-from.tar" "nsclaim/nsclaim-operator-catalog:from" >/dev/null
   "$@" "$IMAGES/catalog-to.tar" "nsclaim/nsclaim-operator-catalog:to" >/dev/null
 }
+
+# olm_test MODE PREV ENV...: test/olm (TestInstallUpgradeUninstall) with PREVIOUS_VERSION (its bundle in
+# PREV/bundle) as FROM and this tree as TO, in the namespace NS, ENV... added; its log in
+# STATE/olm-test-MODE.log, of which the summary lines are printed, and on failure the cluster's state.
+olm_test() {
+  local mode=$1 prev=$2 status=0
+  shift 2
+  env NSCLAIM_OLM_NAMESPACE="$NS" NSCLAIM_OLM_FROM_CSV="nsclaim-operator.v$PREVIOUS_VERSION" \
+    NSCLAIM_OLM_TO_CSV="nsclaim-operator.v$VERSION" NSCLAIM_OLM_FROM_BUNDLE="$prev/bundle" \
+    NSCLAIM_OLM_TO_BUNDLE="$REPO_ROOT/bundle" "$@" \
+    go test "$REPO_ROOT/test/olm/" -run TestInstallUpgradeUninstall -count=1 -v -timeout 20m \
+    >"$STATE/olm-test-$mode.log" 2>&1 || status=$?
+  grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- |Lease is held|upgraded to|succeeded;|claims Ready in' "$STATE/olm-test-$mode.log" || true
+  if ((status != 0)); then
+    grep -E -A20 -- '_test.go:[0-9]+: *$|panic:|Error Trace' "$STATE/olm-test-$mode.log" | head -80 >&2 || true
+    kc get pods -A -o wide >&2 || true
+    kc -n "$NS" get csv,subscription,installplan,catalogsource >&2 || true
+    kc get events -A --sort-by=.lastTimestamp 2>/dev/null | tail -25 >&2 || true
+    for name in olm-operator catalog-operator; do
+      echo "--- $name log tail:" >&2
+      kc -n olm logs "deployment/$name" --tail=10 >&2 || true
+    done
+  fi
+  return "$status"
+}
