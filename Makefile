@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-node-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, and its install and upgrade there by operator-sdk run bundle and an OLM catalog, then the release directory installed as a user downloads it (test-release-rehearsal).
+test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-kind-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, its install and upgrade on kind by operator-sdk run bundle and an OLM catalog (test-kind-olm, in place of test-node-olm: docs/node.md), then the release directory installed as a user downloads it (test-release-rehearsal).
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
@@ -176,6 +176,12 @@ KIND_SUITE ?= test-e2e
 test-kind: kind control-plane node kubeadm kustomize ## Run KIND_SUITE (test-e2e) on kind here: own dockerd, node image built offline, everything removed and checked after.
 	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBE_VERSION=$(KUBE_VERSION) KIND_VERSION=$(KIND_VERSION) hack/test-kind.sh $(KIND_SUITE)
 
+# test-kind-olm: test-e2e-olm on kind here, offline (KIND_REGISTRY=local); in `make test` it takes the place
+# of test-node-olm, which runs the same test/olm modes (bundle, catalog) on the local node.
+.PHONY: test-kind-olm
+test-kind-olm: ## Run test-e2e-olm on kind here (make test-kind KIND_SUITE=test-e2e-olm): run bundle / bundle-upgrade, then the catalog path, nothing pulled.
+	$(MAKE) test-kind KIND_SUITE=test-e2e-olm
+
 .PHONY: kind-node-image
 kind-node-image: control-plane node kubeadm ## Build kind's node image offline (hack/kind-node-image.sh; needs hack/docker.sh up and DOCKER_HOST).
 	KUBE_VERSION=$(KUBE_VERSION) KIND_VERSION=$(KIND_VERSION) hack/kind-node-image.sh
@@ -184,29 +190,28 @@ kind-node-image: control-plane node kubeadm ## Build kind's node image offline (
 test-olm: control-plane kustomize operator-sdk opm olm kwok ## Install, upgrade and uninstall through real OLM on a local cluster (OLM's operators as processes, kwok as the node).
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) KWOK_VERSION=$(KWOK_VERSION) hack/test-olm.sh
 
-# OLM e2e on kind, for users with Docker: OLM from `operator-sdk olm install`, then `operator-sdk run bundle`
-# of PREVIOUS_VERSION and `run bundle-upgrade` to VERSION, checked by the same test/olm as test-olm.
-# `run bundle` pulls the bundle images from inside the cluster, so push them first to a registry the
-# cluster can pull from (IMAGE_TAG_BASE), for example:
-#   make docker-build docker-push bundle-build bundle-push bundle-build-previous bundle-push-previous
-#   docker build -t $(IMAGE_TAG_BASE):v$(PREVIOUS_VERSION) . && docker push $(IMAGE_TAG_BASE):v$(PREVIOUS_VERSION)
+# OLM e2e on kind (hack/test-e2e-olm.sh): `operator-sdk run bundle` of PREVIOUS_VERSION and `run
+# bundle-upgrade` to VERSION, then (KIND_REGISTRY=local) the catalog path, checked by the same test/olm
+# as test-olm and test-node-olm. KIND_REGISTRY says where the cluster pulls from:
+#   ghcr.io (the default: the registry of IMAGE_TAG_BASE; the release workflow) OLM from `operator-sdk
+#     olm install`, PREVIOUS_BUNDLE_IMG and BUNDLE_IMG pushed there first, for example:
+#       make docker-build docker-push bundle-build bundle-push bundle-build-previous bundle-push-previous
+#   local (make test-kind KIND_SUITE=test-e2e-olm; nothing pulled from outside) the images assembled here
+#     as test-node-olm assembles them, pushed to a registry run inside the kind node (ghcr.io and
+#     registry.access.redhat.com resolve there), OLM's quickstart with OLM's image built here, loaded
+#     with `kind load image-archive`.
 PREVIOUS_BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(PREVIOUS_VERSION)
 OLM_E2E_NAMESPACE ?= nsclaim-operator-system
+KIND_REGISTRY ?= $(firstword $(subst /, ,$(IMAGE_TAG_BASE)))
 
 .PHONY: test-e2e-olm
-test-e2e-olm: setup-test-e2e operator-sdk kustomize kubectl ## Install PREVIOUS_BUNDLE_IMG with OLM on kind, upgrade to BUNDLE_IMG, uninstall, with the checks of test-olm (needs Docker).
+test-e2e-olm: setup-test-e2e operator-sdk kustomize kubectl $(if $(filter local,$(KIND_REGISTRY)),opm olm cpb busybox) ## Install PREVIOUS_VERSION's bundle with OLM on kind, upgrade to this tree's, uninstall (and the catalog path with KIND_REGISTRY=local), with the checks of test-olm (needs Docker).
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(OPERATOR_SDK) olm install --version $(OLM_VERSION) --timeout 5m
-	@# PREVIOUS_VERSION's bundle carries a ServiceMonitor and a PrometheusRule: OLM needs their kinds served (kind has no
-	@# Prometheus Operator; test/olm/monitoring-crds.yaml are stand-ins, as in test-olm).
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) apply --server-side -f test/olm/monitoring-crds.yaml
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) create namespace $(OLM_E2E_NAMESPACE)
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_OLM_NAMESPACE=$(OLM_E2E_NAMESPACE) \
-		NSCLAIM_OLM_FROM_CSV=nsclaim-operator.v$(PREVIOUS_VERSION) NSCLAIM_OLM_TO_CSV=nsclaim-operator.v$(VERSION) \
-		OPERATOR_SDK=$(OPERATOR_SDK) KUSTOMIZE=$(KUSTOMIZE) KUBECTL=$(KUBECTL) \
-		NSCLAIM_OLM_INSTALL_CMD="hack/olm-bundle.sh install $(PREVIOUS_BUNDLE_IMG) $$(TOOLS_BIN=$(LOCALBIN) hack/releases.sh build $(PREVIOUS_VERSION))/src" \
-		NSCLAIM_OLM_UPGRADE_CMD="hack/olm-bundle.sh upgrade $(BUNDLE_IMG) $(CURDIR)" \
-		go test ./test/olm/ -v -count=1 -timeout 30m
+	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KIND_NODE_IMAGE=$(KIND_NODE_IMAGE) KUBECTL=$(KUBECTL) KUBECONFIG=$(LOCALBIN)/kind.kubeconfig \
+		OPERATOR_SDK=$(OPERATOR_SDK) KUSTOMIZE=$(KUSTOMIZE) VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) \
+		OLM_VERSION=$(OLM_VERSION) OLM_E2E_NAMESPACE=$(OLM_E2E_NAMESPACE) KIND_REGISTRY=$(KIND_REGISTRY) \
+		BUNDLE_IMG=$(BUNDLE_IMG) PREVIOUS_BUNDLE_IMG=$(PREVIOUS_BUNDLE_IMG) TOOLS_BIN=$(LOCALBIN) OPM=$(OPM) \
+		hack/test-e2e-olm.sh
 	$(MAKE) cleanup-test-e2e
 
 .PHONY: lint

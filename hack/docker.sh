@@ -97,11 +97,12 @@ down() {
 }
 
 # check fails if anything of the daemon is left: a process naming our roots or socket (dockerd, its
-# containerd, shims, docker-proxy), a mount under our roots, a network namespace file, a bridge of
+# containerd, shims, docker-proxy) or run in a kind node by a suite (hack/test-e2e-olm.sh's registry,
+# /nsclaim-registry/), a mount under our roots, a network namespace file, a bridge of
 # ours or a veth attached to one, an iptables chain named DOCKER*.
 check() {
   local left=() p
-  for p in $(pgrep -f -- "$DOCKER_EXEC_ROOT|$DOCKER_DATA_ROOT|docker-proxy" || true); do
+  for p in $(pgrep -f -- "$DOCKER_EXEC_ROOT|$DOCKER_DATA_ROOT|docker-proxy|/nsclaim-registry/" || true); do
     [[ $p == "$$" ]] || left+=("process $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)")
   done
   while read -r m; do left+=("mount $m"); done < <(awk -v a="$DOCKER_EXEC_ROOT" -v b="$DOCKER_DATA_ROOT" \

@@ -55,30 +55,13 @@ TO_BUNDLE=$REGISTRY/nsclaim/nsclaim-operator-bundle:v$VERSION
 t0=$(date +%s)
 say() { echo "test-node-olm: [$(($(date +%s) - t0))s] $*" >&2; }
 kc() { KUBECACHEDIR=$STATE/kubecache "$KUBECTL" --kubeconfig "$STATE/kubeconfig" "$@"; }
-# wait_established, olm_up, serve_catalog: hack/lib/node-olm.sh
+# wait_established, apply_fence, olm_images, olm_push, olm_up, serve_catalog, olm_test: hack/lib/node-olm.sh
 # shellcheck source=lib/node-olm.sh
 source "$REPO_ROOT/hack/lib/node-olm.sh"
 
 teardown() {
   "$REPO_ROOT/hack/local-node.sh" down || true
   "$REPO_ROOT/hack/local-cluster.sh" down || true
-}
-
-# apply_fence SRC WHAT: SRC/config/fence, as an admin applies it, then wait until it is enforced (an
-# admin's dry run of a ServiceAccount labelled as nsclaim's is denied by the label guard).
-apply_fence() {
-  local src=$1 what=$2 out
-  "$KUSTOMIZE" build "$src/config/fence" | kc apply --server-side --force-conflicts -f - >/dev/null
-  for _ in $(seq 1 60); do
-    if ! out=$(printf 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: label-guard-probe\n  namespace: default\n  labels: {tenancy.nsclaim.dev/managed-by: nsclaim}\n' |
-      kc create --dry-run=server -f - 2>&1) && [[ $out == *label-guard* ]]; then
-      say "the admission fence of $what is applied and enforced"
-      return 0
-    fi
-    sleep 0.5
-  done
-  echo "the admission fence of $what is not enforced: $out" >&2
-  return 1
 }
 
 # start_cluster: a fresh cluster and node with OLM, the images in the registry and the previous
@@ -90,18 +73,8 @@ start_cluster() {
   mkdir -p "$STATE/logs"
   "$REPO_ROOT/hack/local-cluster.sh" up
   PAUSE_IMAGE_TAR=$IMAGES/pause.tar "$REPO_ROOT/hack/local-node.sh" up
-  local push=("$REPO_ROOT/hack/local-node.sh" push)
-  "${push[@]}" "$IMAGES/olm-tools.tar" nsclaim/olm-tools:dev >/dev/null
-  "${push[@]}" "$IMAGES/olm.tar" "nsclaim/olm:$OLM_VERSION" >/dev/null
-  # operator-sdk run bundle-upgrade has no --decompression-image: its registry Pod's init container
-  # is registry.access.redhat.com/ubi9/ubi:9.7 (it needs sh, cat, gzip), resolved to this registry.
-  "${push[@]}" "$IMAGES/olm-tools.tar" ubi9/ubi:9.7 >/dev/null
-  "${push[@]}" "$IMAGES/manager-from.tar" "nsclaim/nsclaim-operator:v$PREVIOUS_VERSION" >/dev/null
-  "${push[@]}" "$IMAGES/manager-to.tar" "nsclaim/nsclaim-operator:v$VERSION" >/dev/null
-  "${push[@]}" "$IMAGES/bundle-from.tar" "nsclaim/nsclaim-operator-bundle:v$PREVIOUS_VERSION" >/dev/null
-  "${push[@]}" "$IMAGES/bundle-to.tar" "nsclaim/nsclaim-operator-bundle:v$VERSION" >/dev/null
-  "${push[@]}" "$IMAGES/catalog-from.tar" "nsclaim/nsclaim-operator-catalog:from" >/dev/null
-  "${push[@]}" "$IMAGES/catalog-to.tar" "nsclaim/nsclaim-operator-catalog:to" >/dev/null
+  "$REPO_ROOT/hack/local-node.sh" push "$IMAGES/olm.tar" "nsclaim/olm:$OLM_VERSION" >/dev/null
+  olm_push "$REPO_ROOT/hack/local-node.sh" push
 
   olm_up "$OLM_IMAGE" "$OLM_TOOLS"
   # PREVIOUS_VERSION's bundle carries a ServiceMonitor and a PrometheusRule: their kinds must be served
@@ -111,27 +84,11 @@ start_cluster() {
   apply_fence "$prev/src" "$PREVIOUS_VERSION"
 }
 
-# run_olm_test ENV...: test/olm with the previous release as FROM and this tree as TO.
+# run_olm_test MODE PREV ENV...: test/olm (olm_test) on the node, its log also in tmp/.
 run_olm_test() {
-  local mode=$1 prev=$2 status=0
-  shift 2
-  env KUBECONFIG="$STATE/kubeconfig" NSCLAIM_OLM_NAMESPACE=$NS NSCLAIM_OLM_COPIED_CSVS=disabled \
-    NSCLAIM_OLM_FROM_CSV="nsclaim-operator.v$PREVIOUS_VERSION" NSCLAIM_OLM_TO_CSV="nsclaim-operator.v$VERSION" \
-    NSCLAIM_OLM_FROM_BUNDLE="$prev/bundle" NSCLAIM_OLM_TO_BUNDLE="$REPO_ROOT/bundle" "$@" \
-    go test "$REPO_ROOT/test/olm/" -run TestInstallUpgradeUninstall -count=1 -v -timeout 20m \
-    >"$STATE/olm-test-$mode.log" 2>&1 || status=$?
+  local mode=$1 status=0
+  olm_test "$@" KUBECONFIG="$STATE/kubeconfig" NSCLAIM_OLM_COPIED_CSVS=disabled || status=$?
   cp "$STATE/olm-test-$mode.log" "$REPO_ROOT/tmp/node-olm-test-$mode.log" 2>/dev/null || true
-  grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- |Lease is held|upgraded to|succeeded;|claims Ready in' "$STATE/olm-test-$mode.log" || true
-  if ((status != 0)); then
-    grep -E -A20 -- '_test.go:[0-9]+: *$|panic:|Error Trace' "$STATE/olm-test-$mode.log" | head -80 >&2 || true
-    kc get pods -A -o wide >&2 || true
-    kc -n "$NS" get csv,subscription,installplan,catalogsource >&2 || true
-    kc get events -A --sort-by=.lastTimestamp 2>/dev/null | tail -25 >&2 || true
-    for name in olm-operator catalog-operator; do
-      echo "--- $name log tail:" >&2
-      kc -n olm logs "deployment/$name" --tail=10 >&2 || true
-    done
-  fi
   return "$status"
 }
 
@@ -179,25 +136,7 @@ main() {
   trap 'rc=$?; teardown; say "done (exit $rc)"' EXIT
   prev=$("$REPO_ROOT/hack/releases.sh" build "$PREVIOUS_VERSION")
   say "assembling images in $IMAGES (previous release $PREVIOUS_VERSION from $prev)"
-  mkdir -p "$IMAGES"
-  "$REPO_ROOT/hack/catalog.sh" "$STATE/catalog-from" "$PREVIOUS_VERSION" >&2
-  "$REPO_ROOT/hack/catalog.sh" "$STATE/catalog-to" "$PREVIOUS_VERSION" "$VERSION" >&2
-  OLM_IMAGE=$OLM_IMAGE "$REPO_ROOT/hack/images.sh" "$IMAGES" pause olm-tools olm
-  MANAGER_IMAGE=ghcr.io/nsclaim/nsclaim-operator:v$VERSION "$REPO_ROOT/hack/images.sh" "$IMAGES" manager
-  mv "$IMAGES/manager.tar" "$IMAGES/manager-to.tar"
-  BUNDLE_IMAGE=$TO_BUNDLE "$REPO_ROOT/hack/images.sh" "$IMAGES" bundle
-  mv "$IMAGES/bundle.tar" "$IMAGES/bundle-to.tar"
-  BUNDLE_IMAGE=$FROM_BUNDLE BUNDLE_DIR=$prev/bundle "$REPO_ROOT/hack/images.sh" "$IMAGES" bundle
-  mv "$IMAGES/bundle.tar" "$IMAGES/bundle-from.tar"
-  # The previous release's manager as its Dockerfile builds it, from its own source.
-  (cd "$prev/src" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -o "$IMAGES/manager-from" ./cmd)
-  "$IMAGES/imagebuild" -o "$IMAGES/manager-from.tar" -name "ghcr.io/nsclaim/nsclaim-operator:v$PREVIOUS_VERSION" \
-    -entrypoint /manager -user 65532:65532 -file /manager="$IMAGES/manager-from"
-  for c in from to; do
-    CATALOG_IMAGE=$REGISTRY/nsclaim/nsclaim-operator-catalog:$c CATALOG_DIR=$STATE/catalog-$c \
-      "$REPO_ROOT/hack/images.sh" "$IMAGES" catalog
-    mv "$IMAGES/catalog.tar" "$IMAGES/catalog-$c.tar"
-  done
+  olm_images "$prev"
   say "images assembled"
   # run_mode records a failed test in FAILED and goes on; anything else failing stops the run (set -e).
   FAILED=()
