@@ -19,10 +19,10 @@ package namespaceclaim
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,13 +35,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
+	"github.com/nsclaim/nsclaim-operator/test/invariants"
 )
 
 // Budgets in envtest: there is no kube-controller-manager, so a deleted namespace stays Terminating
@@ -94,52 +94,36 @@ func asPipeline(t *testing.T, ns string) client.Client {
 	return impersonating(t, user, nil, nil)
 }
 
-// budgetWatch records, at every event of the namespaces made for the claims of requesters (Terminating
-// ones included: a budget charges them until they are gone), the most namespaces and the most CPU
-// (their classes' quotas, cpuOf by class label) that existed at once.
-type budgetWatch struct {
-	mu              sync.Mutex
-	cpu             map[string]int64
-	peakNS, peakCPU int64
-	cpuOf           map[string]int64
-}
-
-func watchBudget(t *testing.T, cpuOf map[string]int64, requesters ...string) *budgetWatch {
+// watchBudget follows the namespaces made for the claims of requesters with the shared budget watcher
+// (invariants.BudgetWatch), for the test's whole life; cpuOf is the CPU a namespace of each class holds.
+func watchBudget(t *testing.T, cpuOf map[string]int64, requesters ...string) *invariants.BudgetWatch {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cfg)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	wctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := cs.CoreV1().Namespaces().Watch(wctx, metav1.ListOptions{LabelSelector: fmt.Sprintf("%s in (%s)", tenancyv1alpha1.ClaimNamespaceLabel, strings.Join(requesters, ","))})
+	// The test asserts on the peaks itself: no limit of the watcher's own.
+	bw, err := invariants.WatchBudget(wctx, cs, cpuOf, math.MaxInt64, math.MaxInt64, requesters...)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	bw := &budgetWatch{cpu: map[string]int64{}, cpuOf: cpuOf}
-	go func() {
-		for ev := range w.ResultChan() {
-			ns, ok := ev.Object.(*corev1.Namespace)
-			if !ok {
-				continue
-			}
-			bw.mu.Lock()
-			if ev.Type == watch.Deleted {
-				delete(bw.cpu, ns.Name)
-			} else {
-				bw.cpu[ns.Name] = bw.cpuOf[ns.Labels[tenancyv1alpha1.ClassLabel]]
-			}
-			var sum int64
-			for _, c := range bw.cpu {
-				sum += c
-			}
-			bw.peakNS, bw.peakCPU = max(bw.peakNS, int64(len(bw.cpu))), max(bw.peakCPU, sum)
-			bw.mu.Unlock()
-		}
-	}()
 	return bw
 }
 
-func (bw *budgetWatch) peaks() (namespaces, cpu int64) {
-	bw.mu.Lock()
-	defer bw.mu.Unlock()
-	return bw.peakNS, bw.peakCPU
+// createAtOnce creates claims all at once, each through as(i), and expects every create to succeed.
+func createAtOnce(g Gomega, claims []*tenancyv1alpha1.NamespaceClaim, as func(i int) client.Client) {
+	errs := make([]error, len(claims))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range claims {
+		wg.Go(func() {
+			<-start
+			errs[i] = as(i).Create(context.Background(), claims[i])
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		g.Expect(err).NotTo(HaveOccurred(), "creating claim %d", i)
+	}
 }
 
 // finalize ends the deletion of a Terminating namespace as kube-controller-manager's namespace
@@ -217,9 +201,6 @@ func TestBudgetHoldsUnderARace(t *testing.T) {
 
 	const burst = 12
 	claims := make([]*tenancyv1alpha1.NamespaceClaim, burst)
-	errs := make([]error, burst)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
 	for i := range claims {
 		class := small
 		if i%2 == 1 {
@@ -227,16 +208,8 @@ func TestBudgetHoldsUnderARace(t *testing.T) {
 		}
 		claims[i] = &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("race-%d", i), Namespace: reqs[i%4/2]},
 			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: class.Name}}
-		wg.Go(func() {
-			<-start
-			errs[i] = pipelines[i%4/2].Create(context.Background(), claims[i])
-		})
 	}
-	close(start)
-	wg.Wait()
-	for i, err := range errs {
-		g.Expect(err).NotTo(HaveOccurred(), "creating claim %d", i)
-	}
+	createAtOnce(g, claims, func(i int) client.Client { return pipelines[i%4/2] })
 	// 3 claims fit only as 1+1+2 CPUs at most; whatever the race admitted, it stays within both limits.
 	var ready, queued []*tenancyv1alpha1.NamespaceClaim
 	g.Eventually(func(g Gomega) {
@@ -264,7 +237,7 @@ func TestBudgetHoldsUnderARace(t *testing.T) {
 			return k
 		}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(n))
 	}).WithTimeout(45 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
-	nsPeak, cpuPeak := bw.peaks()
+	nsPeak, cpuPeak := bw.Peaks()
 	g.Expect(nsPeak).To(BeNumerically("<=", 3), "more namespaces than the budget existed at once")
 	g.Expect(cpuPeak).To(BeNumerically("<=", 4), "more CPU than the budget existed at once")
 	g.Expect(nsPeak).To(BeNumerically(">=", 2), "the watcher saw no namespace: it proves nothing")
@@ -300,14 +273,14 @@ func TestBudgetHoldsUnderARace(t *testing.T) {
 		return n
 	}
 	g.Consistently(readyCount).WithTimeout(2*time.Second).Should(Equal(len(ready)-1), "a claim was admitted while a namespace was Terminating")
-	nsPeak, cpuPeak = bw.peaks()
+	nsPeak, cpuPeak = bw.Peaks()
 	g.Expect(nsPeak).To(BeNumerically("<=", 3), "a Terminating namespace was not charged")
 	g.Expect(cpuPeak).To(BeNumerically("<=", 4), "a Terminating namespace was not charged")
 
 	// The namespace is gone: a queued claim is admitted at once, event-driven.
 	finalize(t, gone.Status.Namespace)
 	g.Eventually(readyCount).WithTimeout(5 * time.Second).WithPolling(100 * time.Millisecond).Should(BeNumerically(">", len(ready)-1))
-	nsPeak, cpuPeak = bw.peaks()
+	nsPeak, cpuPeak = bw.Peaks()
 	g.Expect(nsPeak).To(BeNumerically("<=", 3))
 	g.Expect(cpuPeak).To(BeNumerically("<=", 4))
 
@@ -430,22 +403,11 @@ func TestBudgetStrictFIFOAdmitsABurstThatFits(t *testing.T) {
 
 	const burst = 10
 	claims := make([]*tenancyv1alpha1.NamespaceClaim, burst)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	errs := make([]error, burst)
 	for i := range claims {
 		claims[i] = &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fits-%d", i), Namespace: req},
 			Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: class.Name}}
-		wg.Go(func() {
-			<-start
-			errs[i] = pipeline.Create(context.Background(), claims[i])
-		})
 	}
-	close(start)
-	wg.Wait()
-	for i, err := range errs {
-		g.Expect(err).NotTo(HaveOccurred(), "creating claim %d", i)
-	}
+	createAtOnce(g, claims, func(int) client.Client { return pipeline })
 	ready := budgetOutcome(t, claims, burst, 60*time.Second)
 	g.Expect(ready).To(HaveLen(burst))
 	mu.Lock()
