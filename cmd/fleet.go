@@ -94,7 +94,7 @@ func runHub(o options, cfg *rest.Config) error {
 	if err := r.SetupWithManager(mgr, o.maxConcurrentReconciles); err != nil {
 		return err
 	}
-	if err := mgr.Add(&fleet.Sweeper{Hub: mgr.GetAPIReader(), Registry: r.Registry, MemberNamespace: o.fleet.memberNamespace}); err != nil {
+	if err := mgr.Add(&fleet.Sweeper{Claims: mgr.GetClient(), Hub: mgr.GetAPIReader(), Registry: r.Registry, MemberNamespace: o.fleet.memberNamespace}); err != nil {
 		return fmt.Errorf("adding the orphan mirror sweep: %w", err)
 	}
 	if err := ctrlmetrics.Registry.Register(monitoring.NewFleetCollector(mgr.GetCache())); err != nil {

@@ -37,8 +37,11 @@ const sweepEvery = 20 * time.Second
 // member) for a hub claim that is gone, for example one whose finalizer an admin removed. The member's
 // operator then releases the namespace as for any deleted claim. It runs on the leader only.
 type Sweeper struct {
-	// Hub reads the hub claims uncached (the manager's API reader): a claim the cache does not show
-	// yet is not taken for gone.
+	// Claims lists the hub claims that find the candidates (the manager's cache: a sweep every 20 s
+	// reads no list from the API server); nil lists them through Hub.
+	Claims client.Reader
+	// Hub reads a candidate's hub claim again, uncached (the manager's API reader): a claim the cache
+	// does not show yet is not taken for gone.
 	Hub client.Reader
 	// Registry gives the members and their clients.
 	Registry *Registry
@@ -74,7 +77,12 @@ func (s *Sweeper) Sweep(ctx context.Context) {
 	// One list of the hub's claims finds the candidates; each is read again before its mirror goes (a
 	// claim made after the list is not missing, sweepMember).
 	var claims tenancyv1alpha1.NamespaceClaimList
-	if err := s.Hub.List(ctx, &claims); err != nil {
+	lister := s.Claims
+	if lister == nil {
+		lister = s.Hub
+	}
+	// Read-only: the cached claims themselves, no deep copy of each.
+	if err := lister.List(ctx, &claims, client.UnsafeDisableDeepCopy); err != nil {
 		log.Error(err, "Listing the hub claims")
 		return
 	}
