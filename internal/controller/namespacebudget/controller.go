@@ -24,10 +24,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -65,12 +67,14 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	claims := &tenancyv1alpha1.NamespaceClaimList{}
 	namespaces := &corev1.NamespaceList{}
 	classes := &tenancyv1alpha1.NamespaceClassList{}
+	// Read-only: the cached objects themselves, not a deep copy of every claim, class and namespace at
+	// each reconcile (nothing below changes them; Ownership.Owns writes a record through a copy).
 	for what, list := range map[string]client.ObjectList{"NamespaceClaims": claims, "NamespaceClasses": classes} {
-		if err := r.List(ctx, list); err != nil {
+		if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return ctrl.Result{}, fmt.Errorf("listing %s: %w", what, err)
 		}
 	}
-	if err := r.List(ctx, namespaces, client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}); err != nil {
+	if err := r.List(ctx, namespaces, client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing namespaces: %w", err)
 	}
 	labels := map[string]map[string]string{}
@@ -148,22 +152,50 @@ func sameTransitions(st, old tenancyv1alpha1.NamespaceBudgetStatus) tenancyv1alp
 	return out
 }
 
+// statusInterval is how long the events of claims and namespaces are gathered before the budgets'
+// statuses are derived again: a burst of hundreds of claims costs a few reconciles of each budget (each
+// reads every claim and namespace from the cache), not one per event. The status is a report: the
+// admission ledger enforces the budget at once.
+const statusInterval = time.Second
+
 // SetupWithManager watches budgets (their spec), claims and the namespaces nsclaim made: a change of
-// either may change any budget's status, and budgets are few.
+// either may change any budget's status, and budgets are few. A claim's or namespace's event reaches
+// every budget after statusInterval, gathered with the others of that interval.
 func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	managed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return claimpolicy.IsManaged(o) }))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&tenancyv1alpha1.NamespaceBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&tenancyv1alpha1.NamespaceClaim{}, handler.EnqueueRequestsFromMapFunc(r.allBudgets)).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allBudgets), managed).
+		Watches(&tenancyv1alpha1.NamespaceClaim{}, r.gathered()).
+		Watches(&corev1.Namespace{}, r.gathered(), managed).
 		Named("namespacebudget").
 		Complete(r)
 }
 
-// allBudgets maps any change to every budget.
-func (r *BudgetReconciler) allBudgets(ctx context.Context, _ client.Object) []reconcile.Request {
+// gathered enqueues every budget statusInterval after any event; the work queue keeps one entry per
+// budget, so the events of an interval make one reconcile of each.
+func (r *BudgetReconciler) gathered() handler.EventHandler {
+	add := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range r.allBudgets(ctx) {
+			q.AddAfter(req, statusInterval)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, q)
+		},
+		UpdateFunc: func(ctx context.Context, _ event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, q)
+		},
+		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, q)
+		},
+	}
+}
+
+// allBudgets are the requests of every budget.
+func (r *BudgetReconciler) allBudgets(ctx context.Context) []reconcile.Request {
 	list := &tenancyv1alpha1.NamespaceBudgetList{}
-	if err := r.List(ctx, list); err != nil {
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, len(list.Items))
