@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -54,6 +55,8 @@ type poolRow struct {
 	// stages is where the single claims' time went (stageMedians) over stagedOf claims.
 	stages   map[string]time.Duration
 	stagedOf int
+	// trace is the median single claim's requests in order (medianTrace).
+	trace []string
 	// burst is the burst of size claims in one requester namespace, spread the same over spreadOver
 	// requester namespaces (spreadOver 0: not run).
 	burst, spread pooledBurst
@@ -102,6 +105,8 @@ func (b *bencher) poolPhase(ctx context.Context) error {
 	b.logf("pool: %d ready in %s (load %s)", n, row.fill.Round(time.Millisecond), loadAvg())
 
 	w := b.begin(ctx, b.op.pid())
+	// With --metrics-pprof the manager's CPU over the single claims is profiled (cpu-pool-single.pb.gz).
+	profiled := b.op.cpuProfile(filepath.Dir(b.o.out), "pool-single", time.Duration(b.o.latency)*(b.o.latencyPause+200*time.Millisecond))
 	var singles []claimRef
 	for i := 0; i < b.o.latency; i++ {
 		if err := b.waitPoolFull(ctx, n); err != nil {
@@ -123,8 +128,13 @@ func (b *bencher) poolPhase(ctx context.Context) error {
 		}
 	}
 	row.singleLoad = w.end(ctx, b.op.pid())
+	if path := profiled(); path != "" {
+		b.logf("pool: the manager's CPU profile over the single claims: %s", path)
+	}
 	if events, err := b.audit.readTimed(w.from, b.audit.offset()); err == nil {
-		row.stages, row.stagedOf = stageMedians(b.stageSamplesOf(ctx, singles), events)
+		samples := b.stageSamplesOf(ctx, singles)
+		row.stages, row.stagedOf = stageMedians(samples, events)
+		row.trace = medianTrace(samples, events)
 	}
 	sort.Slice(row.single, func(i, j int) bool { return row.single[i] < row.single[j] })
 	if len(row.single) > 0 {
@@ -274,6 +284,9 @@ func (r *poolRow) markdown(p func(string, ...any)) {
 	p("")
 	if len(r.single) > 0 {
 		stagesMarkdown(p, r.stages, r.stagedOf, percentile(r.single, 50))
+		for _, l := range r.trace {
+			p("%s", l)
+		}
 		r.singleCosts(p)
 	}
 	p("| pool target | figure | |")

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // heapProfile saves the replica's heap profile (after a GC) as heap-<claims>.pb.gz beside the results
@@ -50,4 +51,30 @@ func (r *replica) heapProfile(dir string, claims int) (path string, heapMiB, sys
 		return "", heapMiB, sysMiB
 	}
 	return path, heapMiB, sysMiB
+}
+
+// cpuProfile starts a CPU profile of the replica over d, when the manager serves pprof on its metrics
+// endpoint (OPERATOR_ARGS=--metrics-pprof), and saves it as cpu-<name>.pb.gz beside the results file;
+// the returned function waits for it and gives its path ("" when there is none). `go tool pprof -top
+// <file>` reads it.
+func (r *replica) cpuProfile(dir, name string, d time.Duration) func() string {
+	done := make(chan string, 1)
+	go func() {
+		path := ""
+		defer func() { done <- path }()
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", r.ports.metrics, int(d.Seconds())))
+		if err != nil {
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return
+		}
+		p := filepath.Join(dir, "cpu-"+name+".pb.gz")
+		if os.WriteFile(p, b, 0o644) == nil {
+			path = p
+		}
+	}()
+	return func() string { return <-done }
 }

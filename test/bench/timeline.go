@@ -221,3 +221,52 @@ func (b *bencher) stageSamplesOf(ctx context.Context, refs []claimRef) []stageSa
 	}
 	return out
 }
+
+// trace lists s's requests in the order the API server received them, as offsets from the client's
+// create call (received, completed, in ms), and how many requests of anyone else (the pool's refill,
+// other controllers) the API server was serving beside them: where the gaps between requests are.
+func (s stageSample) trace(events []timedEvent) []string {
+	var out []string
+	var mine []*timedEvent
+	others := 0
+	for i := range events {
+		ev := &events[i]
+		if ev.Completed.Before(s.sent) || ev.Received.After(s.seen) {
+			continue
+		}
+		if !s.belongs(ev) {
+			others++
+			continue
+		}
+		mine = append(mine, ev)
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].Received.Before(mine[j].Received) })
+	for _, ev := range mine {
+		o := ev.ObjectRef
+		what := ev.Verb + " " + o.Resource
+		if o.Subresource != "" {
+			what += "/" + o.Subresource
+		}
+		user := ev.User.Username
+		if strings.HasPrefix(user, "system:serviceaccount:") {
+			user = "sa:" + user[strings.LastIndex(user, ":")+1:]
+		}
+		out = append(out, fmt.Sprintf("| %s | %s | %s | %s | %s |", ms(ev.Received.Sub(s.sent)), ms(ev.Completed.Sub(s.sent)),
+			ms(ev.Completed.Sub(ev.Received)), what+" "+o.Name, user))
+	}
+	out = append(out, fmt.Sprintf("| %s | | | client's watch event | %d other requests served meanwhile |", ms(s.seen.Sub(s.sent)), others))
+	return out
+}
+
+// medianTrace is the trace of the sample whose total is the median, as markdown lines.
+func medianTrace(samples []stageSample, events []timedEvent) []string {
+	if len(samples) == 0 {
+		return nil
+	}
+	sorted := append([]stageSample(nil), samples...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].seen.Sub(sorted[i].sent) < sorted[j].seen.Sub(sorted[j].sent) })
+	s := sorted[len(sorted)/2]
+	out := []string{"The median pooled claim's requests (ms from the client's create call; audit log):", "",
+		"| received | completed | took | request | by |", "|---|---|---|---|---|"}
+	return append(append(out, s.trace(events)...), "")
+}

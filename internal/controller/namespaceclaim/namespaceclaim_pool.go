@@ -64,7 +64,9 @@ func (r *NamespaceClaimReconciler) givenNamespace(ctx context.Context, claim *te
 	owner := claimpolicy.OwnerOf(claim)
 	for i := range list.Items {
 		ns := &list.Items[i]
-		if !claimpolicy.CarriesMarksOf(ns, owner) {
+		// A terminating one was never the claim's to hold: a handout discards a pooled namespace it
+		// took and then found tampered (namespacepool.Handout).
+		if !claimpolicy.CarriesMarksOf(ns, owner) || !ns.DeletionTimestamp.IsZero() {
 			continue
 		}
 		owned, err := r.Ownership.Owns(ctx, ns, subject(owner))

@@ -19,6 +19,7 @@ package namespacepool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -47,7 +48,7 @@ import (
 type Handout struct {
 	// Client lists the pool from the cache and writes the handout's patch.
 	Client client.Client
-	// APIReader reads what a pooled namespace holds (verifyPooled), and its `default` ServiceAccount
+	// APIReader reads what a pooled namespace holds (takeVerified), and its `default` ServiceAccount
 	// when DefaultServiceAccounts is nil.
 	APIReader client.Reader
 	// Recorder emits the Warning Event of a discarded pooled namespace, on its class.
@@ -70,7 +71,7 @@ type Handout struct {
 // none: a pooled namespace (claimpolicy.IsPooled) of the class as it is now (claimpolicy.PoolCurrent),
 // not terminating, whose grants may be made at once (watchcache.NamespaceReuse, as of now), that is
 // usable (the quota's status computed, the `default` ServiceAccount made), proven the pool's by its
-// record and holding only what the pool made (verifyPooled). It is taken by a merge patch of its labels
+// record and holding only what the pool made (takeVerified, beside the take). It is taken by a merge patch of its labels
 // conditional on the resourceVersion it was read at (claimpolicy.HandoutPatch), which writes the
 // claim's ownership record too: if another claim took it, or the pool drained it, the API server
 // answers Conflict and the next one is tried. Candidates are tried from a random start, so workers
@@ -96,11 +97,47 @@ func (h *Handout) HandOut(ctx context.Context, class *tenancyv1alpha1.NamespaceC
 		if !ok {
 			continue
 		}
-		if taken, err := h.take(ctx, ns, owner); err != nil || taken != nil {
+		if taken, err := h.takeVerified(ctx, class, ns, owner); err != nil || taken != nil {
 			return taken, err
 		}
 	}
 	return nil, nil
+}
+
+// takeVerified takes ns for the claim owner while it reads what ns holds (the check pooledTampered judges), both at
+// once: the check's reads and the take's patch are each one round trip, and a handout waited for
+// both one after the other. Reading beside the patch proves what reading before it did: each read
+// answers as of a moment before the patch completed. When the check finds ns tampered, a namespace the
+// patch took is discarded as the patch returned it (it never reaches the claim: the caller has not
+// seen it), one the patch did not take is left to whoever took it, whose own check discards it; and
+// the next candidate is tried. A namespace taken whose check could not be read is discarded too, and
+// the error returned: no namespace is handed out unchecked.
+func (h *Handout) takeVerified(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, ns *corev1.Namespace, owner claimpolicy.Owner) (*corev1.Namespace, error) {
+	var contents pooledContents
+	var readErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		contents, readErr = h.readPooledContents(ctx, ns.Name)
+	}()
+	taken, takeErr := h.take(ctx, ns, owner)
+	<-read
+	if takeErr != nil || taken == nil {
+		return nil, takeErr
+	}
+	why := pooledTampered(contents)
+	if readErr == nil && why == "" {
+		return taken, nil
+	}
+	if readErr != nil {
+		why = "what it holds could not be read at its handout"
+	}
+	// The patch made it this claim's: whatever changed it since, it goes (its UID alone is the precondition).
+	taken.ResourceVersion = ""
+	if err := h.discard(ctx, class, taken, why); err != nil {
+		return nil, errors.Join(readErr, err)
+	}
+	return nil, readErr
 }
 
 // ready reports whether ns, a namespace of class's pool by its labels, may be handed out now; quota is
@@ -126,7 +163,7 @@ func (h *Handout) ready(ctx context.Context, class *tenancyv1alpha1.NamespaceCla
 		h.Ownership.Refused(ctx, ns, nil, monitoring.ActionHandout)
 		return false, nil
 	}
-	return h.verifyPooled(ctx, class, ns)
+	return true, nil
 }
 
 // take hands ns to the claim owner with the handout's conditional patch; nil when another claim took

@@ -111,26 +111,21 @@ func (h *Handout) readPooledContents(ctx context.Context, ns string) (pooledCont
 	return c, nil
 }
 
-// verifyPooled checks a pooled namespace, proven the pool's by its record, before it is handed out:
-// one that holds more than the pool made is discarded (deleted as it was read, with a Warning Event on
-// the class) and the claim takes another, or the cold path. It reports whether ns may be handed out.
-func (h *Handout) verifyPooled(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, ns *corev1.Namespace) (bool, error) {
-	contents, err := h.readPooledContents(ctx, ns.Name)
-	if err != nil {
-		return false, err
+// discard deletes a pooled namespace that holds more than the pool made (why): as it was read, or, with
+// no resourceVersion, whatever its state since (the UID is always a precondition); with a Warning Event on the class: the claim takes another, or the
+// cold path.
+func (h *Handout) discard(ctx context.Context, class *tenancyv1alpha1.NamespaceClass, ns *corev1.Namespace, why string) error {
+	pre := client.Preconditions{UID: &ns.UID}
+	if ns.ResourceVersion != "" {
+		pre.ResourceVersion = &ns.ResourceVersion
 	}
-	why := pooledTampered(contents)
-	if why == "" {
-		return true, nil
-	}
-	uid, rv := ns.UID, ns.ResourceVersion
-	if err := h.Client.Delete(ctx, ns, client.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return false, fmt.Errorf("discarding pooled namespace %s: %w", ns.Name, err)
+	if err := h.Client.Delete(ctx, ns, pre); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("discarding pooled namespace %s: %w", ns.Name, err)
 	}
 	logf.FromContext(ctx).Info("Discarded a pooled namespace that holds more than the pool made", "pooledNamespace", klog.KObj(ns), "why", why)
 	if h.Recorder != nil {
 		h.Recorder.Eventf(class, nil, corev1.EventTypeWarning, tenancyv1alpha1.PooledNamespaceDiscardedReason, "Discard",
 			"Pooled namespace %s was discarded instead of handed out: %s", ns.Name, why)
 	}
-	return false, nil
+	return nil
 }
