@@ -362,10 +362,11 @@ func (r *PoolReconciler) createChildren(ctx context.Context, d claimpolicy.Desir
 
 // pooledChildren are the objects of d the pooled namespace ns holds, in the order they are made: the
 // watcher ClusterRole before its ClusterRoleBinding. The namespace owns both (cluster-scoped), so
-// garbage collection removes them with the namespace.
+// garbage collection removes them with the namespace. There is no tenant ServiceAccount among them
+// (claimpolicy.BuildPooled): the handout makes it.
 func pooledChildren(d claimpolicy.Desired, ns *corev1.Namespace) []client.Object {
 	var out []client.Object
-	for _, o := range []client.Object{d.ServiceAccount, d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding} {
+	for _, o := range []client.Object{d.ResourceQuota, d.LimitRange, d.NetworkPolicy, d.NamespaceWatcher, d.NamespaceWatcherBinding} {
 		if !reflect.ValueOf(o).IsNil() {
 			out = append(out, o)
 		}
