@@ -106,8 +106,9 @@ func (h *Handout) HandOut(ctx context.Context, class *tenancyv1alpha1.NamespaceC
 
 // takeVerified takes ns for the claim owner while it reads what ns holds (the check pooledTampered judges), both at
 // once: the check's reads and the take's patch are each one round trip, and a handout waited for
-// both one after the other. Reading beside the patch proves what reading before it did: each read
-// answers as of a moment before the patch completed. When the check finds ns tampered, a namespace the
+// both one after the other. Reading beside the patch proves what reading before it did: anything
+// planted before the reads start is seen, and what is planted after them was missed by reads before
+// the patch as well. When the check finds ns tampered, a namespace the
 // patch took is discarded as the patch returned it (it never reaches the claim: the caller has not
 // seen it), one the patch did not take is left to whoever took it, whose own check discards it; and
 // the next candidate is tried. A namespace taken whose check could not be read is discarded too, and
