@@ -226,7 +226,6 @@ func (b *bencher) stageSamplesOf(ctx context.Context, refs []claimRef) []stageSa
 // create call (received, completed, in ms), and how many requests of anyone else (the pool's refill,
 // other controllers) the API server was serving beside them: where the gaps between requests are.
 func (s stageSample) trace(events []timedEvent) []string {
-	var out []string
 	var mine []*timedEvent
 	others := 0
 	for i := range events {
@@ -241,6 +240,7 @@ func (s stageSample) trace(events []timedEvent) []string {
 		mine = append(mine, ev)
 	}
 	sort.Slice(mine, func(i, j int) bool { return mine[i].Received.Before(mine[j].Received) })
+	out := make([]string, 0, len(mine)+1)
 	for _, ev := range mine {
 		o := ev.ObjectRef
 		what := ev.Verb + " " + o.Resource
@@ -266,7 +266,9 @@ func medianTrace(samples []stageSample, events []timedEvent) []string {
 	sorted := append([]stageSample(nil), samples...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].seen.Sub(sorted[i].sent) < sorted[j].seen.Sub(sorted[j].sent) })
 	s := sorted[len(sorted)/2]
-	out := []string{"The median pooled claim's requests (ms from the client's create call; audit log):", "",
-		"| received | completed | took | request | by |", "|---|---|---|---|---|"}
-	return append(append(out, s.trace(events)...), "")
+	lines := s.trace(events)
+	out := make([]string, 0, len(lines)+5)
+	out = append(out, "The median pooled claim's requests (ms from the client's create call; audit log):", "",
+		"| received | completed | took | request | by |", "|---|---|---|---|---|")
+	return append(append(out, lines...), "")
 }
