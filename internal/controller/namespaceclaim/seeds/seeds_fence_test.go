@@ -18,6 +18,7 @@ package seeds_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -252,4 +253,18 @@ func TestTenantCannotKeepItsContentUnderACopysName(t *testing.T) {
 	g.Expect(tenant.Update(ctx, cm)).To(Succeed())
 	reconcile("marks taken off the CA ConfigMap, then its data changed")
 	restored("marks taken off the CA ConfigMap, then its data changed")
+
+	// What the fence grants for this is narrow: in a namespace nsclaim created, the operator may not
+	// change a tenant's own Secret without making it a seed's copy; outside one, not even that.
+	own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tenants-own"}, Data: map[string][]byte{"k": []byte("v")}}
+	g.Expect(tenant.Create(ctx, own)).To(Succeed())
+	err = operator.Patch(ctx, own.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"data":{"k":"b3duZWQ="}}`)))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the operator changed a tenant's Secret: %v", err)
+	g.Expect(admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: seedNS, Name: "unowned"}, Data: map[string][]byte{"k": []byte("v")}})).To(Succeed())
+	copyLabels := claimpolicy.OwnershipLabels(owner)
+	copyLabels[tenancyv1alpha1.SeedLabel] = "Secret"
+	raw, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": copyLabels}})
+	g.Expect(err).NotTo(HaveOccurred())
+	err = operator.Patch(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: seedNS, Name: "unowned"}}, client.RawPatch(types.MergePatchType, raw))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the operator made a Secret outside its namespaces a seed's copy: %v", err)
 }
