@@ -293,9 +293,10 @@ func (p *Phase) foreignConfigMap(ctx context.Context, ns, name string) (client.O
 	return &corev1.ConfigMap{ObjectMeta: m.ObjectMeta}, nil
 }
 
-// deleteCopy deletes the claim's copy kind/name: a ConfigMap only if it carries the claim's marks and
-// the seed label (read from the copies cache), a Secret only through the fence, which refuses to
-// delete one the operator did not make (then nothing is deleted).
+// deleteCopy deletes the claim's copy kind/name, which the claim's status records as made by the
+// operator: a ConfigMap only if it still carries the claim's marks and the seed label (read from the
+// copies cache), a Secret by its name (the operator cannot read it; the fence lets it delete a Secret
+// only in a namespace nsclaim created, or one that carries its label; a refusal deletes nothing).
 func (p *Phase) deleteCopy(ctx context.Context, s *Claim, kind tenancyv1alpha1.SeedKind, name string) error {
 	var obj client.Object
 	switch kind {
