@@ -142,8 +142,9 @@ const (
 	SeedNotConsentedReason = "SeedNotConsented"
 	// SeedKindNotAllowedReason: a seed names a kind outside the allow-list (Secret, ConfigMap).
 	SeedKindNotAllowedReason = "SeedKindNotAllowed"
-	// SeedConflictReason: an object of the copy's name in the claim's namespace is not a copy the
-	// operator made (another kind, or no origin of this seed), and is left alone.
+	// SeedConflictReason: the object of the copy's name in the claim's namespace could not be made the
+	// copy again: the admission fence refused the write (a fence older than the operator's release,
+	// which lets it change only Secrets that still carry its labels).
 	SeedConflictReason = "SeedConflict"
 )
 
@@ -175,4 +176,10 @@ type SeedStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Reason string `json:"reason,omitempty"`
+	// imagePullSecret is where the operator listed the copy as an image pull Secret when it last wrote
+	// the ServiceAccounts (Tenant or TenantAndDefault; unset: on none). The `default` ServiceAccount is
+	// written again only when what it should list differs from this record: the operator caches no
+	// `default` ServiceAccount's imagePullSecrets, and a rotation must not cost a write of it per claim.
+	// +optional
+	ImagePullSecret ImagePullAttachment `json:"imagePullSecret,omitempty"`
 }

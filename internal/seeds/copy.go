@@ -65,23 +65,23 @@ const (
 	// ActionUpdate: the copy is ours but its content or origin differs (a tenant's edit, a rotated
 	// source): it is written again from the source.
 	ActionUpdate Action = "Update"
-	// ActionReplace: the copy is ours but cannot be updated into the desired one (its Secret type, which
-	// is immutable, or its immutable flag changed): it is deleted, and made again next time.
+	// ActionReplace: the object cannot be updated into the copy: its Secret type (immutable) or its
+	// immutable flag differs, or it is not the claim's copy (someone else's, or the copy with its marks
+	// taken off, which may hold keys of its own): it is deleted and made again.
 	ActionReplace Action = "Replace"
-	// ActionConflict: the object is not a copy the operator made for this claim: it is left alone.
-	ActionConflict Action = "Conflict"
 )
 
 // Compare decides what to do with have, the object of want's kind and name found in the claimed
-// namespace (nil when there is none), for the desired copy want. An object without the claim's marks
-// and SeedLabel is someone else's (Conflict); a copy is compared by its content, never by its digest
-// annotation alone, which whoever edits the copy may set too.
+// namespace (nil when there is none), for the desired copy want. The class names that object: an object
+// without the claim's marks and SeedLabel (a tenant may take them off, or make an object of that name
+// first) is replaced, never trusted nor left alone; a copy is compared by its content, never by its
+// digest annotation alone, which whoever edits the copy may set too.
 func Compare(have, want client.Object, owner map[string]string) Action {
 	if have == nil {
 		return ActionCreate
 	}
 	if !ours(have, want, owner) {
-		return ActionConflict
+		return ActionReplace
 	}
 	if hs, ok := have.(*corev1.Secret); ok {
 		ws := want.(*corev1.Secret)
@@ -150,6 +150,30 @@ func PullSecrets(rs []Resolved, kept map[string]bool, defaultSA bool) []string {
 		}
 		if r.Source != nil || kept[r.Target()] {
 			out = append(out, r.Target())
+		}
+	}
+	return out
+}
+
+// ListedOn returns where the copy of r is listed as an image pull Secret for its outcome o (the claim's
+// status.seeds entry): the seed's imagePullSecret for a Secret copy that is there (copyable, or kept),
+// "" otherwise. It is the record ListedOnDefault reads back.
+func ListedOn(r Resolved, o tenancyv1alpha1.SeedStatus) tenancyv1alpha1.ImagePullAttachment {
+	a := r.Seed.ImagePullSecret
+	if r.Seed.Kind != tenancyv1alpha1.SeedKindSecret || o.SourceUID == "" || a == tenancyv1alpha1.ImagePullNone {
+		return ""
+	}
+	return a
+}
+
+// ListedOnDefault returns the copies that status (a claim's status.seeds) records as listed on the
+// `default` ServiceAccount, in its order: what PullSecrets(..., true) returned when the operator last
+// wrote it.
+func ListedOnDefault(status []tenancyv1alpha1.SeedStatus) []string {
+	var out []string
+	for _, st := range status {
+		if st.Kind == tenancyv1alpha1.SeedKindSecret && st.ImagePullSecret == tenancyv1alpha1.ImagePullTenantAndDefault {
+			out = append(out, st.Name)
 		}
 	}
 	return out

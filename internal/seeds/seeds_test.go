@@ -198,9 +198,10 @@ func TestCompare(t *testing.T) {
 		{name: "tenant changed the origin annotation", have: copyOf(func(c *corev1.Secret) { c.Annotations[tenancyv1alpha1.SeedSourceNameAnnotation] = "other" }), want: want, wantAction: ActionUpdate},
 		{name: "tenant turned it into another type", have: copyOf(func(c *corev1.Secret) { c.Type = corev1.SecretTypeServiceAccountToken }), want: want, wantAction: ActionReplace},
 		{name: "tenant made it immutable", have: copyOf(func(c *corev1.Secret) { c.Immutable = &yes }), want: want, wantAction: ActionReplace},
-		{name: "a foreign Secret of that name", have: secret("registry", corev1.SecretTypeOpaque), want: want, wantAction: ActionConflict},
-		{name: "another claim's copy", have: copyOf(func(c *corev1.Secret) { c.Labels[tenancyv1alpha1.ClaimUIDLabel] = "claim-2" }), want: want, wantAction: ActionConflict},
-		{name: "ours but not a seed", have: copyOf(func(c *corev1.Secret) { delete(c.Labels, tenancyv1alpha1.SeedLabel) }), want: want, wantAction: ActionConflict},
+		{name: "a foreign Secret of that name", have: secret("registry", corev1.SecretTypeOpaque), want: want, wantAction: ActionReplace},
+		{name: "another claim's copy", have: copyOf(func(c *corev1.Secret) { c.Labels[tenancyv1alpha1.ClaimUIDLabel] = "claim-2" }), want: want, wantAction: ActionReplace},
+		{name: "the tenant took the marks off, then changed nothing", have: copyOf(func(c *corev1.Secret) { c.Labels = nil }), want: want, wantAction: ActionReplace},
+		{name: "ours but not a seed", have: copyOf(func(c *corev1.Secret) { delete(c.Labels, tenancyv1alpha1.SeedLabel) }), want: want, wantAction: ActionReplace},
 		{name: "source rotated", have: copyOf(func(*corev1.Secret) {}), want: wantRotated, wantAction: ActionUpdate},
 		{name: "source made again with the same content", have: copyOf(func(*corev1.Secret) {}), want: wantRemade, wantAction: ActionUpdate},
 	}
@@ -281,6 +282,26 @@ func TestPullSecrets(t *testing.T) {
 	}
 	if got := strings.Join(PullSecrets(rs, kept, true), ","); got != "bb,d" {
 		t.Fatalf("default: got %s", got)
+	}
+	// The record of where each copy is listed reads back as what PullSecrets gave the `default` one.
+	status := make([]tenancyv1alpha1.SeedStatus, 0, len(rs))
+	for _, r := range rs {
+		o := tenancyv1alpha1.SeedStatus{Kind: r.Seed.Kind, Name: r.Target()}
+		if r.Source != nil || kept[r.Target()] {
+			o.SourceUID = "uid-" + r.Target()
+		}
+		o.ImagePullSecret = ListedOn(r, o)
+		status = append(status, o)
+	}
+	listed := make([]string, 0, len(status))
+	for _, o := range status {
+		listed = append(listed, o.Name+"="+string(o.ImagePullSecret))
+	}
+	if got := strings.Join(listed, ","); got != "a=Tenant,bb=TenantAndDefault,c=,d=TenantAndDefault,e=,f=" {
+		t.Fatalf("ListedOn: got %s", got)
+	}
+	if got := strings.Join(ListedOnDefault(status), ","); got != strings.Join(PullSecrets(rs, kept, true), ",") {
+		t.Fatalf("ListedOnDefault: got %s", got)
 	}
 }
 

@@ -45,6 +45,7 @@ type benchOptions struct {
 	poolLimit                int
 	poolSpread               int
 	seeds                    int
+	seedsOnly                bool
 	latencyPause             time.Duration
 	idle                     time.Duration
 	settle                   time.Duration
@@ -72,6 +73,8 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.IntVar(&o.poolSpread, "pool-spread", 10, "Requester namespaces the pool's second burst is spread over; 0 to skip that burst.")
 	fs.IntVar(&o.seeds, "seeds", 0, "Claimed namespaces of the seeds scenario (docs/seeds.md): the manager's RSS with and without one pull Secret seed in each,"+
 		" and the latency of a rotation of its source to every copy (0 to skip; the manager then runs with "+seedsArgs()+").")
+	fs.BoolVar(&o.seedsOnly, "seeds-only", false, "Run the seeds scenario (--seeds) and nothing else: no single claims, bursts, ceilings, pool, budget,"+
+		" idle window, restarts or scales, whatever those flags say.")
 	fs.DurationVar(&o.latencyPause, "latency-pause", time.Second, "Pause after each single claim, so the next starts on an idle cluster.")
 	fs.IntVar(&o.fillWorkers, "fill-workers", 16, "Concurrency of the unmeasured fill that grows the cluster to the restart and scale sizes.")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "Idle window: requests per minute with nothing changing.")
@@ -83,6 +86,16 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.IntVar(&o.budgetBurst, "budget-burst", 500, "Budget cost: a burst of this many claims without a budget, then one with a budget that never binds; their throughputs compared (0 to skip).")
 	fs.IntVar(&o.budgetReleases, "budget-releases", 20, "Budget release: queued -> Ready latencies after this many releases of a budget of one claim (0 to skip).")
 	return o
+}
+
+// onlySeeds clears, when o.seedsOnly is set, every option that would run anything but the seeds
+// scenario.
+func (o *benchOptions) onlySeeds() {
+	if !o.seedsOnly {
+		return
+	}
+	o.bursts, o.restarts, o.scales = nil, nil, nil
+	o.latency, o.pool, o.budgetBurst, o.budgetReleases, o.idle, o.ceiling = 0, 0, 0, 0, 0, false
 }
 
 // window measures a phase: the operator's CPU and peak RSS, kube-apiserver's request counters and the

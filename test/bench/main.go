@@ -113,6 +113,7 @@ func main() {
 	envOf := envFlags(fs, cwd)
 	o := benchFlags(fs)
 	_ = fs.Parse(args)
+	o.onlySeeds()
 	e := envOf()
 	// The informers' watch errors while the manager restarts are expected; the program reports what it measures.
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))

@@ -32,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -128,6 +129,7 @@ func (p *Phase) Reconcile(ctx context.Context, s *Claim) error {
 			}
 			o.SourceUID = ""
 		}
+		o.ImagePullSecret = seedpolicy.ListedOn(r, o)
 		if o.SourceUID != "" {
 			kept[o.Name] = true
 			if o.Kind == tenancyv1alpha1.SeedKindSecret {
@@ -183,55 +185,100 @@ func pinned(st []tenancyv1alpha1.SeedStatus, r seedpolicy.Resolved) string {
 	return ""
 }
 
-// sync makes the copy of r in the claim's namespace equal to its source and returns the seed's reason
-// and message: Synced, or SeedConflict when the object of that name is not the claim's copy.
+// sync makes the object of r's copy name in the claim's namespace the copy of r's source, whatever it
+// is now (the class names it: a tenant's object of that name, or the copy with its marks taken off, is
+// made the copy again, never left alone), and returns the seed's reason and message: Synced, or
+// SeedConflict when the fence refuses the write (a fence older than this release's).
 func (p *Phase) sync(ctx context.Context, s *Claim, r seedpolicy.Resolved, owner map[string]string) (string, string, error) {
 	want := seedpolicy.Desired(r, s.Namespace.Name, owner)
-	var have client.Object
+	var err error
 	if r.Seed.Kind == tenancyv1alpha1.SeedKindConfigMap {
-		cm, err := p.Sources.ConfigMapCopy(ctx, s.Namespace.Name, r.Target())
-		if err != nil {
-			return "", "", fmt.Errorf("reading the copy of seed %s: %w", r.Target(), err)
-		}
-		if cm != nil {
-			have = cm
-		} else if have, err = p.foreignConfigMap(ctx, s.Namespace.Name, r.Target()); err != nil {
-			return "", "", err
-		}
+		err = p.syncConfigMap(ctx, s, want, owner)
+	} else {
+		err = p.syncSecret(ctx, s, want, owner)
 	}
-	action := seedpolicy.ActionUpdate
-	if r.Seed.Kind == tenancyv1alpha1.SeedKindConfigMap {
-		action = seedpolicy.Compare(have, want, owner)
+	if apierrors.IsForbidden(err) {
+		return tenancyv1alpha1.SeedConflictReason, fmt.Sprintf("%s %s/%s could not be made the copy of seed %s %s: %v",
+			r.Seed.Kind, s.Namespace.Name, r.Target(), r.Seed.Kind, r.Seed.Name, err), nil
 	}
-	conflict := fmt.Sprintf("%s %s/%s is not this claim's copy of seed %s %s; it is left alone", r.Seed.Kind, s.Namespace.Name, r.Target(), r.Seed.Kind, r.Seed.Name)
-	switch action {
-	case seedpolicy.ActionNone:
-		return tenancyv1alpha1.SeedsSyncedReason, "", nil
-	case seedpolicy.ActionConflict:
-		return tenancyv1alpha1.SeedConflictReason, conflict, nil
-	case seedpolicy.ActionReplace:
-		if err := p.deleteCopy(ctx, s, r.Seed.Kind, r.Target()); err != nil {
-			return "", "", err
-		}
-	}
-	err := apply(ctx, p.Client, want, kube.FieldOwner)
-	switch {
-	case apierrors.IsForbidden(err) || (apierrors.IsInvalid(err) && r.Seed.Kind == tenancyv1alpha1.SeedKindSecret):
-		// A Secret of that name the fence will not let the operator change (not its own), or its own
-		// of another type (immutable): neither is the claim's copy now.
-		if apierrors.IsInvalid(err) {
-			if derr := p.deleteCopy(ctx, s, r.Seed.Kind, r.Target()); derr != nil {
-				return "", "", derr
-			}
-		}
-		return tenancyv1alpha1.SeedConflictReason, conflict, nil
-	case err != nil:
+	if err != nil {
 		return "", "", fmt.Errorf("applying the copy of seed %s %s: %w", r.Seed.Kind, klog.KObj(want), err)
 	}
-	if action != seedpolicy.ActionUpdate || r.Seed.Kind == tenancyv1alpha1.SeedKindConfigMap {
-		s.Repaired++
-	}
 	return tenancyv1alpha1.SeedsSyncedReason, "", nil
+}
+
+// syncConfigMap compares the ConfigMap of want's name (from the copies cache, or read metadata only
+// when it lacks the seed label) with want and writes only when they differ; one that cannot be
+// updated into want (not the claim's copy, or immutable) is deleted and made again.
+func (p *Phase) syncConfigMap(ctx context.Context, s *Claim, want client.Object, owner map[string]string) error {
+	var have client.Object
+	cm, err := p.Sources.ConfigMapCopy(ctx, want.GetNamespace(), want.GetName())
+	if err != nil {
+		return fmt.Errorf("reading the copy %s: %w", want.GetName(), err)
+	}
+	if cm != nil {
+		have = cm
+	} else if have, err = p.foreignConfigMap(ctx, want.GetNamespace(), want.GetName()); err != nil {
+		return err
+	}
+	switch seedpolicy.Compare(have, want, owner) {
+	case seedpolicy.ActionNone:
+		return nil
+	case seedpolicy.ActionReplace:
+		if err := p.remove(ctx, have); err != nil {
+			return err
+		}
+	}
+	if _, err := apply(ctx, p.Client, want, kube.FieldOwner); err != nil {
+		return err
+	}
+	s.Repaired++
+	return nil
+}
+
+// syncSecret applies want (the operator reads no Secret outside the seed namespace, so it cannot
+// compare first) and compares the object the API server returns with it: one the apply could not make
+// equal (another type, immutable, keys another field manager holds, the marks taken off before) is
+// deleted and made again.
+func (p *Phase) syncSecret(ctx context.Context, s *Claim, want client.Object, owner map[string]string) error {
+	got, err := apply(ctx, p.Client, want, kube.FieldOwner)
+	var uid types.UID
+	switch {
+	case apierrors.IsInvalid(err):
+		// Its type, or data while immutable: the object may not be updated into the copy.
+	case err != nil:
+		return err
+	default:
+		have := &corev1.Secret{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, have); err != nil {
+			return fmt.Errorf("reading the applied copy %s: %w", klog.KObj(want), err)
+		}
+		if seedpolicy.Compare(have, want, owner) == seedpolicy.ActionNone {
+			return nil
+		}
+		uid = have.UID
+	}
+	if err := p.remove(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: want.GetNamespace(), Name: want.GetName(), UID: uid}}); err != nil {
+		return err
+	}
+	if _, err := apply(ctx, p.Client, want, kube.FieldOwner); err != nil {
+		return err
+	}
+	s.Repaired++
+	return nil
+}
+
+// remove deletes obj, the object found at a copy's name that cannot become the copy, only if it is
+// still the one seen (its UID, when known); gone already is done.
+func (p *Phase) remove(ctx context.Context, obj client.Object) error {
+	var opts []client.DeleteOption
+	if uid := obj.GetUID(); uid != "" {
+		opts = append(opts, client.Preconditions{UID: &uid})
+	}
+	if err := p.Client.Delete(ctx, obj, opts...); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting %s, which is not the copy: %w", klog.KObj(obj), err)
+	}
+	return nil
 }
 
 // foreignConfigMap reads, metadata only, a ConfigMap of the copy's name that the copies cache does
@@ -246,9 +293,10 @@ func (p *Phase) foreignConfigMap(ctx context.Context, ns, name string) (client.O
 	return &corev1.ConfigMap{ObjectMeta: m.ObjectMeta}, nil
 }
 
-// deleteCopy deletes the claim's copy kind/name: a ConfigMap only if it carries the claim's marks and
-// the seed label (read from the copies cache), a Secret only through the fence, which refuses to
-// delete one the operator did not make (then nothing is deleted).
+// deleteCopy deletes the claim's copy kind/name, which the claim's status records as made by the
+// operator: a ConfigMap only if it still carries the claim's marks and the seed label (read from the
+// copies cache), a Secret by its name (the operator cannot read it; the fence lets it delete a Secret
+// only in a namespace nsclaim created, or one that carries its label; a refusal deletes nothing).
 func (p *Phase) deleteCopy(ctx context.Context, s *Claim, kind tenancyv1alpha1.SeedKind, name string) error {
 	var obj client.Object
 	switch kind {
@@ -291,7 +339,9 @@ func (p *Phase) pruneStale(ctx context.Context, s *Claim) error {
 
 // attachPullSecrets lists the pull Secrets on the tenant ServiceAccount and, for TenantAndDefault, on
 // the namespace's `default` one, with a field manager of its own (FieldOwner): an empty list removes
-// what it listed before.
+// what it listed before. Each is written only when its list changes: the tenant's as the manager's cache
+// holds it, the `default` one's as the claim's status.seeds recorded it (a tenant that removes a pull
+// Secret from its own `default` ServiceAccount gets it back at the next change of the class's seeds).
 func (p *Phase) attachPullSecrets(ctx context.Context, s *Claim, resolved []seedpolicy.Resolved, kept map[string]bool) error {
 	for _, sa := range []struct {
 		name      string
@@ -304,6 +354,11 @@ func (p *Phase) attachPullSecrets(ctx context.Context, s *Claim, resolved []seed
 		if sa.name == tenancyv1alpha1.TenantServiceAccountName && (claimpolicy.IsRequesterMode(s.Class) || p.lists(ctx, s.Namespace.Name, names)) {
 			continue
 		}
+		if sa.defaultSA && slices.Equal(names, seedpolicy.ListedOnDefault(s.Claim.Status.Seeds)) {
+			// What the `default` ServiceAccount lists has not changed since the operator last wrote it
+			// (the claim's status records it; no cache holds that ServiceAccount's list).
+			continue
+		}
 		obj := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace.Name, Name: sa.name}}
 		for _, n := range names {
@@ -314,7 +369,7 @@ func (p *Phase) attachPullSecrets(ctx context.Context, s *Claim, resolved []seed
 			// this field manager never looks like it removes them.
 			obj.Labels = claimpolicy.OwnershipLabels(s.Owner)
 		}
-		err := apply(ctx, p.Client, obj, FieldOwner)
+		_, err := apply(ctx, p.Client, obj, FieldOwner)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -347,12 +402,16 @@ func (s *Claim) hadPullSecrets() bool {
 }
 
 // apply writes obj, a typed object with its TypeMeta, by server-side apply as owner, taking over any
-// field another manager holds.
-func apply(ctx context.Context, c client.Client, obj client.Object, owner string) error {
+// field another manager holds, and returns the object as the API server stored it.
+func apply(ctx context.Context, c client.Client, obj client.Object, owner string) (*unstructured.Unstructured, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
-	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}), client.FieldOwner(owner), client.ForceOwnership)
+	out := &unstructured.Unstructured{Object: u}
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(out), client.FieldOwner(owner), client.ForceOwnership); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
