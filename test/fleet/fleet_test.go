@@ -362,6 +362,8 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	t.Run("a NamespaceBudget on the hub counts claims on every member: the hub admits, then places", e.budgetAcrossFleet)
+
 	t.Run("a member marked NotReady gets no new claim after 10 s", func(t *testing.T) {
 		marked := e.markNotReady(t, "m1")
 		t.Cleanup(func() { e.annotate(t, "m1", fleet.NotReadyAnnotation, "") })
