@@ -55,13 +55,19 @@ func TestBudgetVerdict(t *testing.T) {
 		{"room for it and the one line ahead: admitted before its turn", budget(nil), budgetLine{ahead: []policy.Charge{one}, position: 2}, 0, "", ""},
 		{"room for it but not for the line ahead (StrictFIFO): queued", budget(nil), budgetLine{counted: []policy.Charge{one}, ahead: []policy.Charge{one}, position: 2}, 0,
 			tenancyv1alpha1.QueuedReason, "position 2: claims created before it"},
-		{"BestEffortFIFO: the room goes to who fits", budget(func(b *tenancyv1alpha1.NamespaceBudget) { b.Spec.Queueing = tenancyv1alpha1.BudgetQueueingBestEffortFIFO }),
+		{"BestEffortFIFO: the room goes to who fits", budget(func(b *tenancyv1alpha1.NamespaceBudget) {
+			b.Spec.Queueing = tenancyv1alpha1.BudgetQueueingBestEffortFIFO
+		}),
 			budgetLine{counted: []policy.Charge{one}, ahead: []policy.Charge{one}, position: 2}, 0, "", ""},
 		{"onExhausted Reject: refused", budget(func(b *tenancyv1alpha1.NamespaceBudget) { b.Spec.OnExhausted = tenancyv1alpha1.BudgetExhaustedReject }),
 			budgetLine{counted: []policy.Charge{one, one}, position: 1}, 0, tenancyv1alpha1.BudgetExhaustedReason, "onExhausted: Reject"},
-		{"EvictIdle waits on a hub", budget(func(b *tenancyv1alpha1.NamespaceBudget) { b.Spec.OnExhausted = tenancyv1alpha1.BudgetExhaustedEvictIdle }),
+		{"EvictIdle waits on a hub", budget(func(b *tenancyv1alpha1.NamespaceBudget) {
+			b.Spec.OnExhausted = tenancyv1alpha1.BudgetExhaustedEvictIdle
+		}),
 			budgetLine{counted: []policy.Charge{one, one}, position: 1}, 0, tenancyv1alpha1.QueuedReason, "available: 0"},
-		{"waited past maxQueueWait: refused", budget(func(b *tenancyv1alpha1.NamespaceBudget) { b.Spec.MaxQueueWait = &metav1.Duration{Duration: time.Minute} }),
+		{"waited past maxQueueWait: refused", budget(func(b *tenancyv1alpha1.NamespaceBudget) {
+			b.Spec.MaxQueueWait = &metav1.Duration{Duration: time.Minute}
+		}),
 			budgetLine{counted: []policy.Charge{one, one}, position: 1}, 2 * time.Minute, tenancyv1alpha1.QueueWaitExceededReason, "longer than its maxQueueWait (1m0s)"},
 	}
 	for _, tc := range cases {
