@@ -67,7 +67,13 @@ func (e *env) budgetAcrossFleet(t *testing.T) {
 		}
 	}
 	// Metrics labelled by cluster: the hub's nsclaim_fleet_claims counts the two where they were placed.
-	if got := e.fleetClaimsMetric(t, "ci"); got["m1"] != 1 || got["m2"] != 1 || got["m3"] != 0 {
+	// It is read from the hub's cache at scrape time: a few looks for the cache to catch up.
+	got := e.fleetClaimsMetric(t, "ci")
+	for look := 0; look < 10 && (got["m1"] != 1 || got["m2"] != 1 || got["m3"] != 0); look++ {
+		time.Sleep(time.Second)
+		got = e.fleetClaimsMetric(t, "ci")
+	}
+	if got["m1"] != 1 || got["m2"] != 1 || got["m3"] != 0 {
 		t.Errorf("nsclaim_fleet_claims{class=\"ci\"} by cluster = %v, want m1=1 m2=1 and none on m3", got)
 	}
 	e.claim(t, three[2], "ci", "m3")
