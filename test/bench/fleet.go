@@ -58,7 +58,8 @@ type fleetOptions struct {
 }
 
 func fleetFlags(fs *flag.FlagSet, o *benchOptions) {
-	fs.BoolVar(&o.fleet, "fleet", false, "Run the fleet scenario only (hack/bench-fleet.sh starts the hub and three members): the hub's RSS per member, and a burst across the members against a raw client's usable ceiling.")
+	fs.BoolVar(&o.fleet, "fleet", false, "Run the fleet scenario only (hack/bench-fleet.sh starts the hub and three members):"+
+		" the hub's RSS per member, and a burst across the members against a raw client's usable ceiling.")
 	fs.StringVar(&o.fleetOpts.dir, "fleet-dir", envOr("FLEET_DIR", "tmp/fleet-bench"), "State directory of the fleet (hub, m1, m2, m3 below it; FLEET_DIR).")
 	fs.IntVar(&o.fleetOpts.claims, "fleet-claims", 100, "Claims placed on each member before the hub's RSS is read (issue 46: 1,000).")
 	fs.IntVar(&o.fleetOpts.burst, "fleet-burst", 500, "Claims of the burst across the members, and namespaces of the raw client's ceiling.")
