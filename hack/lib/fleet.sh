@@ -37,11 +37,15 @@ fleet_up() {
     in_cluster "$i" "$REPO_ROOT/hack/local-cluster.sh" reset >/dev/null
     in_cluster "$i" "$REPO_ROOT/hack/local-cluster.sh" up >/dev/null
   done
-  # Members: the operator as today, and the hub's identity (config/fleet/member.yaml).
+  # Members: the operator as today with seeds on (the seed namespace nsclaim-seeds and config/seeds'
+  # Role: a fleet's seeds come from each member's own seed namespace, docs/fleet.md), and the hub's
+  # identity (config/fleet/member.yaml).
   local i dir hub
   for i in 1 2 3; do
     dir=$FLEET_DIR/${CLUSTERS[$i]}
-    in_cluster "$i" "$REPO_ROOT/hack/local-operator.sh" start >/dev/null
+    "$KUBECTL" --kubeconfig "$dir/kubeconfig" create namespace nsclaim-seeds >/dev/null
+    "$REPO_ROOT/bin/kustomize" build "$REPO_ROOT/config/seeds" | "$KUBECTL" --kubeconfig "$dir/kubeconfig" apply --server-side -f - >/dev/null
+    in_cluster "$i" OPERATOR_ARGS="--seed-namespace=nsclaim-seeds" "$REPO_ROOT/hack/local-operator.sh" start >/dev/null
     "$KUBECTL" --kubeconfig "$dir/kubeconfig" apply --server-side -f "$REPO_ROOT/config/fleet/member.yaml" >/dev/null
     in_cluster "$i" "$REPO_ROOT/hack/local-cluster.sh" sa-kubeconfig nsclaim-fleet fleet-hub 4h > "$dir/hub-identity.kubeconfig"
   done
