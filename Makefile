@@ -373,6 +373,12 @@ BENCH_ARGS ?=
 bench: control-plane kustomize ## Measure nsclaim against ceilings run as its ServiceAccount (its objects and rules reviews alone, then until kube-controller-manager made the namespace usable; nsplease's ten writes), single-claim latency and the issues' targets (printed, never asserted; results in tmp/bench/results-bench.md).
 	LOCAL_CLUSTER_DIR=$(BENCH_CLUSTER_DIR) hack/bench.sh bench $(BENCH_ARGS)
 
+# bench-fleet starts a hub and three members as make test-fleet does; BENCH_ARGS are test/bench flags,
+# e.g. BENCH_ARGS="--fleet-claims=100 --fleet-burst=500".
+.PHONY: bench-fleet
+bench-fleet: control-plane kustomize ## Measure the fleet hub's RSS per member cluster and a burst across three members against a raw client's usable ceiling on the same members (printed, never asserted; docs/benchmarks.md).
+	hack/bench-fleet.sh $(BENCH_ARGS)
+
 # bench-cache needs no cluster: the protobuf (JSON for claims) the API server would send, decoded and
 # kept as the manager's informers keep them (docs/benchmarks-history.md, "Memory, round 8").
 .PHONY: bench-cache

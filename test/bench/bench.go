@@ -55,6 +55,8 @@ type benchOptions struct {
 	out                      string
 	budgetBurst              int
 	budgetReleases           int
+	fleet                    bool
+	fleetOpts                fleetOptions
 }
 
 func benchFlags(fs *flag.FlagSet) *benchOptions {
@@ -85,6 +87,7 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.StringVar(&o.out, "out", "tmp/bench/results.md", "Markdown file the final table is written to.")
 	fs.IntVar(&o.budgetBurst, "budget-burst", 500, "Budget cost: a burst of this many claims without a budget, then one with a budget that never binds; their throughputs compared (0 to skip).")
 	fs.IntVar(&o.budgetReleases, "budget-releases", 20, "Budget release: queued -> Ready latencies after this many releases of a budget of one claim (0 to skip).")
+	fleetFlags(fs, o)
 	return o
 }
 

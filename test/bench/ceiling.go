@@ -61,10 +61,19 @@ type rawClient struct {
 	cfg      *rest.Config
 	class    *tenancyv1alpha1.NamespaceClass
 	endpoint credentials.Endpoint
+	// unstored: the claims are not stored on this cluster (the fleet's ceiling: they are the hub's), so
+	// the kubeconfig Secret is owned by the namespace alone.
+	unstored bool
 }
 
 func newRawClient(e *env, class *tenancyv1alpha1.NamespaceClass) (*rawClient, error) {
-	cfg, err := restConfig(filepath.Join(e.state, "operator.kubeconfig"))
+	return newRawClientAt(filepath.Join(e.state, "operator.kubeconfig"), class)
+}
+
+// newRawClientAt is the raw client of the operator's ServiceAccount kubeconfig at path; the handed
+// kubeconfigs name that kubeconfig's server.
+func newRawClientAt(path string, class *tenancyv1alpha1.NamespaceClass) (*rawClient, error) {
+	cfg, err := restConfig(path)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +81,7 @@ func newRawClient(e *env, class *tenancyv1alpha1.NamespaceClass) (*rawClient, er
 	if err != nil {
 		return nil, err
 	}
-	ep := credentials.Endpoint{Server: fmt.Sprintf("https://127.0.0.1:%d", e.apiserverPort), CAData: cfg.CAData}
+	ep := credentials.Endpoint{Server: cfg.Host, CAData: cfg.CAData}
 	return &rawClient{c: c, cfg: cfg, class: class, endpoint: ep}, nil
 }
 
@@ -137,8 +146,10 @@ func (rc *rawClient) objects(ctx context.Context, claim *tenancyv1alpha1.Namespa
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
-	if err := controllerutil.SetControllerReference(claim, secret, scheme); err != nil {
-		return provisioned{}, err
+	if !rc.unstored {
+		if err := controllerutil.SetControllerReference(claim, secret, scheme); err != nil {
+			return provisioned{}, err
+		}
 	}
 	secret.OwnerReferences = append(secret.OwnerReferences, nsRef)
 	if err := rc.c.Create(ctx, secret); err != nil {

@@ -120,7 +120,11 @@ func main() {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := runBench(ctx, e, o); err != nil {
+	run := func() error { return runBench(ctx, e, o) }
+	if o.fleet {
+		run = func() error { return runFleet(ctx, o) }
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		cancel()
 		os.Exit(1)

@@ -325,7 +325,8 @@ func (e *env) memberScript(t *testing.T, i int, script, arg string) {
 	cmd.Env = append(os.Environ(), "LOCAL_CLUSTER_DIR="+filepath.Join(e.dir, members[i-1]),
 		fmt.Sprintf("APISERVER_PORT=%d", p+43), fmt.Sprintf("CONTROLLER_MANAGER_PORT=%d", p+57),
 		fmt.Sprintf("ETCD_CLIENT_PORT=%d", p+79), fmt.Sprintf("ETCD_PEER_PORT=%d", p+80),
-		fmt.Sprintf("OPERATOR_PROBE_PORT=%d", p+81), fmt.Sprintf("OPERATOR_METRICS_PORT=%d", p+44))
+		fmt.Sprintf("OPERATOR_PROBE_PORT=%d", p+81), fmt.Sprintf("OPERATOR_METRICS_PORT=%d", p+44),
+		"OPERATOR_ARGS=--seed-namespace="+seedNS)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %s for %s: %v\n%s", script, arg, members[i-1], err, out)
 	}
@@ -361,6 +362,10 @@ func TestFleet(t *testing.T) {
 			t.Errorf("placed %v, want m1=3 m2=2", counts)
 		}
 	})
+
+	t.Run("a NamespaceBudget on the hub counts claims on every member: the hub admits, then places", e.budgetAcrossFleet)
+
+	t.Run("seeds come from the member's own seed namespace", e.seedsFromMember)
 
 	t.Run("a member marked NotReady gets no new claim after 10 s", func(t *testing.T) {
 		marked := e.markNotReady(t, "m1")

@@ -123,13 +123,22 @@ func (r *Reconciler) place(ctx context.Context, claim *tenancyv1alpha1.Namespace
 	if err != nil {
 		return false, reconcile.Result{}, reconcile.TerminalError(err)
 	}
+	claims, placed, err := r.assignments(ctx)
+	if err != nil {
+		return false, reconcile.Result{}, err
+	}
+	reason, msg, err := r.budgetGate(ctx, claim, class, claims, placed, classes.Items)
+	if err != nil {
+		return false, reconcile.Result{}, err
+	}
+	if reason != "" {
+		return false, reconcile.Result{RequeueAfter: waitRecheck}, r.writeWait(ctx, claim, reason, msg)
+	}
 	members, err := r.Registry.Members(ctx, r.Clock.Now())
 	if err != nil {
 		return false, reconcile.Result{}, err
 	}
-	if err := r.count(ctx, members, class.Name); err != nil {
-		return false, reconcile.Result{}, err
-	}
+	count(members, placed, class.Name)
 	d := r.chooseVerified(ctx, req, members)
 	if d.Cluster == "" {
 		return false, reconcile.Result{RequeueAfter: waitRecheck}, r.writeWait(ctx, claim, tenancyv1alpha1.NoEligibleClusterReason, d.Message())
@@ -181,12 +190,12 @@ func request(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.Names
 	return req, nil
 }
 
-// count fills each member's Placed and PlacedOfClass from the hub's claims (the cache) and this
-// process's own assignments the cache may not show yet.
-func (r *Reconciler) count(ctx context.Context, members []placement.Member, className string) error {
+// assignments are the hub's claims (the cache, not copied: read only) and every claim's assignment:
+// those the cache shows and this process's own the cache may not show yet.
+func (r *Reconciler) assignments(ctx context.Context) ([]tenancyv1alpha1.NamespaceClaim, map[types.UID]assignment, error) {
 	var claims tenancyv1alpha1.NamespaceClaimList
-	if err := r.Client.List(ctx, &claims); err != nil {
-		return fmt.Errorf("listing claims: %w", err)
+	if err := r.Client.List(ctx, &claims, ctrl.UnsafeDisableDeepCopy); err != nil {
+		return nil, nil, fmt.Errorf("listing claims: %w", err)
 	}
 	seen := map[types.UID]assignment{}
 	for i := range claims.Items {
@@ -196,6 +205,11 @@ func (r *Reconciler) count(ctx context.Context, members []placement.Member, clas
 		}
 	}
 	r.ledger.mergeInto(seen)
+	return claims.Items, seen, nil
+}
+
+// count fills each member's Placed and PlacedOfClass from the assignments.
+func count(members []placement.Member, seen map[types.UID]assignment, className string) {
 	for i := range members {
 		for _, a := range seen {
 			if a.cluster != members[i].Name {
@@ -207,7 +221,6 @@ func (r *Reconciler) count(ctx context.Context, members []placement.Member, clas
 			}
 		}
 	}
-	return nil
 }
 
 // writeWait reports a claim that waits or is refused before placement (Ready=False).
