@@ -104,17 +104,14 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	var allocated []policy.Charge
 	for i := range namespaces.Items {
 		ns := &namespaces.Items[i]
-		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
-		if uid == "" {
-			continue
-		}
-		if owned, err := r.owns(ctx, ns); err != nil {
+		uid, owned, err := r.Ownership.ClaimOf(ctx, ns)
+		if err != nil {
 			return ctrl.Result{}, err
 		} else if !owned {
 			continue
 		}
 		requester := ns.Labels[tenancyv1alpha1.ClaimNamespaceLabel]
-		if charge, ok := policy.Held(b, ns, byUID[types.UID(uid)], byLabel, requesterLabels(requester)); ok {
+		if charge, ok := policy.Held(b, ns, byUID[uid], byLabel, requesterLabels(requester)); ok {
 			allocated = append(allocated, charge)
 		}
 	}
@@ -203,13 +200,4 @@ func (r *BudgetReconciler) allBudgets(ctx context.Context) []reconcile.Request {
 		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}}
 	}
 	return out
-}
-
-// owns reports whether nsclaim's ownership record proves the claim marks ns carries.
-func (r *BudgetReconciler) owns(ctx context.Context, ns *corev1.Namespace) (bool, error) {
-	owner, marked := claimpolicy.OwnerFromMarks(ns)
-	if !marked {
-		return false, nil
-	}
-	return r.Ownership.Owns(ctx, ns, ownership.Claim(owner.Namespace, owner.Name, owner.UID))
 }
