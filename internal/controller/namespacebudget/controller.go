@@ -68,8 +68,9 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	var queued []*tenancyv1alpha1.NamespaceClaim
+	coverage := policy.CoverageOf(b)
 	for _, c := range in.claims {
-		if budget.Queued(c) && c.DeletionTimestamp.IsZero() && policy.Covers(b, c, in.requesters[c.Namespace]) {
+		if budget.Queued(c) && c.DeletionTimestamp.IsZero() && coverage.Covers(c, in.requesters[c.Namespace]) {
 			queued = append(queued, c)
 		}
 	}

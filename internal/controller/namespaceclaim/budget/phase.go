@@ -172,9 +172,10 @@ func (q *queue) requesterLabels(ctx context.Context, ns string) map[string]strin
 // waiting are the claims in line for b other than those the ledger counts already.
 func (q *queue) waiting(ctx context.Context, b *tenancyv1alpha1.NamespaceBudget, counted map[string]bool) []*tenancyv1alpha1.NamespaceClaim {
 	var out []*tenancyv1alpha1.NamespaceClaim
+	coverage := policy.CoverageOf(b)
 	for i := range q.claims {
 		w := &q.claims[i]
-		if waits(w) && !counted[string(w.UID)] && policy.Covers(b, w, q.requesterLabels(ctx, w.Namespace)) {
+		if waits(w) && !counted[string(w.UID)] && coverage.Covers(w, q.requesterLabels(ctx, w.Namespace)) {
 			out = append(out, w)
 		}
 	}
