@@ -139,8 +139,9 @@ func TestBudgetsOfMapsAnEventToTheBudgetsThatCoverIt(t *testing.T) {
 		{"a namespace of no requester", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, nil},
 		{"a claim of a namespace no budget selects", &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: "c1"}}, nil},
 	} {
-		var got []string
-		for _, req := range r.budgetsOf(context.Background(), tc.obj) {
+		reqs := r.budgetsOf(context.Background(), tc.obj)
+		got := make([]string, 0, len(reqs))
+		for _, req := range reqs {
 			got = append(got, req.Name)
 		}
 		if !equalStrings(got, tc.want) {
