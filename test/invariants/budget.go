@@ -44,7 +44,9 @@ type BudgetWatch struct {
 	cpu             map[string]int64
 	maxNS, maxCPU   int64
 	peakNS, peakCPU int64
-	over            []string
+	// sinceNS and sinceCPU are the peaks since the last SincePeaks.
+	sinceNS, sinceCPU int64
+	over              []string
 	events          int
 }
 
@@ -115,6 +117,7 @@ func (bw *BudgetWatch) record(t watch.EventType, ns *corev1.Namespace) {
 	}
 	n := int64(len(bw.cpu))
 	bw.peakNS, bw.peakCPU = max(bw.peakNS, n), max(bw.peakCPU, sum)
+	bw.sinceNS, bw.sinceCPU = max(bw.sinceNS, n), max(bw.sinceCPU, sum)
 	if n > bw.maxNS || sum > bw.maxCPU {
 		bw.over = append(bw.over, fmt.Sprintf("event %d (%s %s): %d namespaces, %d CPU exist", bw.events, t, ns.Name, n, sum))
 	}
@@ -125,6 +128,19 @@ func (bw *BudgetWatch) Peaks() (namespaces, cpu int64) {
 	bw.mu.Lock()
 	defer bw.mu.Unlock()
 	return bw.peakNS, bw.peakCPU
+}
+
+// SincePeaks are the most namespaces and CPU that existed at once since the last call (a round's).
+func (bw *BudgetWatch) SincePeaks() (namespaces, cpu int64) {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	namespaces, cpu = bw.sinceNS, bw.sinceCPU
+	var sum int64
+	for _, c := range bw.cpu {
+		sum += c
+	}
+	bw.sinceNS, bw.sinceCPU = int64(len(bw.cpu)), sum
+	return namespaces, cpu
 }
 
 // Over lists every instant so far at which more than the limits existed (none if the budget held).
