@@ -47,7 +47,7 @@ type BudgetWatch struct {
 	// sinceNS and sinceCPU are the peaks since the last SincePeaks.
 	sinceNS, sinceCPU int64
 	over              []string
-	events          int
+	events            int
 }
 
 // WatchBudget starts following the namespaces of requesters' claims until ctx ends; cpuOf is the CPU a
