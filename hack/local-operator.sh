@@ -8,13 +8,18 @@
 #            (config/fence: the fence around the operator and the label guard) with the admin
 #            kubeconfig, and wait until the API server enforces both; the operator requires the fence
 #            (--require-fence) and provisions nothing without it
-#   start    install, then start the manager; waits for /readyz
-#   stop     stop the manager started by start (by saved PID)
+#   start    install, then start the manager; waits for /readyz. The manager runs under a supervisor
+#            (this script's `supervise`) that starts it again when it exits after losing its leader
+#            lease, as the kubelet restarts the container of the shipped Deployment (restartPolicy
+#            Always): on a loaded machine the renewal can miss its deadline. Any other exit is final, so
+#            a crash still fails the suite. Restarts are logged in the operator log (at most
+#            OPERATOR_MAX_RESTARTS, default 5).
+#   stop     stop the manager started by start (by the supervisor's saved PID)
 #   wait-fence 'fence=yes|no guard=yes|no'  wait until admission enforces the fence and label guard so
 # Environment: LOCAL_CLUSTER_DIR, APISERVER_PORT (see hack/local-cluster.sh), KUBE_BIN_DIR,
 #   OPERATOR_PROBE_PORT (18081), OPERATOR_METRICS_PORT (18443), OPERATOR_ARGS (extra flags),
 #   MANAGER_BIN (the manager binary; bin/manager), FENCE_DIR (the kustomize directory of the fence;
-#   config/fence).
+#   config/fence), OPERATOR_MAX_RESTARTS (5; 0: never restart).
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 STATE=$(realpath -m "${LOCAL_CLUSTER_DIR:-$REPO_ROOT/tmp/local-cluster}")
@@ -28,7 +33,9 @@ NS=nsclaim-operator-system
 SA=nsclaim-operator-controller-manager
 MANAGER_BIN=${MANAGER_BIN:-$REPO_ROOT/bin/manager}
 FENCE_DIR=${FENCE_DIR:-$REPO_ROOT/config/fence}
-PIDFILE="$STATE/pids/operator.pid"
+PIDFILE="$STATE/pids/operator.pid"       # the manager's PID (the current one after a restart)
+SUPERVISOR_PIDFILE="$STATE/pids/operator-supervisor.pid"
+MAX_RESTARTS=${OPERATOR_MAX_RESTARTS:-5}
 LOG="$STATE/logs/operator.log"
 
 install() {
@@ -86,17 +93,42 @@ wait_fence() {
   echo "the admission fence of $FENCE_DIR is not enforced as expected: want $1, got $got" >&2; return 1
 }
 
-running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null && grep -q manager "/proc/$(cat "$PIDFILE")/cmdline" 2>/dev/null; }
+running() { [ -f "$SUPERVISOR_PIDFILE" ] && kill -0 "$(cat "$SUPERVISOR_PIDFILE")" 2>/dev/null && grep -q local-operator "/proc/$(cat "$SUPERVISOR_PIDFILE")/cmdline" 2>/dev/null; }
+
+# lost_lease reports whether the manager's last exit was the loss of its leader lease (controller-runtime
+# ends Start with "leader election lost"; cmd/main.go logs it as "Manager stopped").
+lost_lease() { tail -n 5 "$LOG" | grep -q '"error":"leader election lost"'; }
+
+# supervise runs the manager in the foreground of this (setsid) process and starts it again when it
+# exits after losing its leader lease, at most MAX_RESTARTS times; it exits with the manager's status
+# otherwise. TERM is passed on to the manager, which releases its lease (LeaderElectionReleaseOnCancel).
+supervise() {
+  local child="" status restarts=0
+  trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; [ -n "$child" ] && wait "$child"; exit 0' TERM INT
+  while :; do
+    "$MANAGER_BIN" --health-probe-bind-address "127.0.0.1:$PROBE_PORT" --metrics-bind-address "127.0.0.1:$METRICS_PORT" \
+      --kubeconfig-server "https://127.0.0.1:$APISERVER_PORT" ${OPERATOR_ARGS:-} >>"$LOG" 2>&1 </dev/null &
+    child=$!
+    echo "$child" > "$PIDFILE"
+    status=0; wait "$child" || status=$?
+    if [ "$status" -ne 0 ] && [ "$restarts" -lt "$MAX_RESTARTS" ] && lost_lease; then
+      restarts=$((restarts + 1))
+      printf '{"level":"info","ts":"%s","logger":"local-operator","msg":"Restarting the manager after it lost its leader lease, as the kubelet restarts a Deployment'"'"'s container","restart":%d}\n' \
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$restarts" >>"$LOG"
+      continue
+    fi
+    exit "$status"
+  done
+}
 
 start() {
   install
   if running; then echo "operator already running (pid $(cat "$PIDFILE"))"; return 0; fi
   mkdir -p "$STATE/pids" "$STATE/logs"
   "$REPO_ROOT/hack/local-cluster.sh" sa-kubeconfig "$NS" "$SA" 48h > "$STATE/operator.kubeconfig"
-  KUBECONFIG="$STATE/operator.kubeconfig" POD_NAMESPACE="$NS" setsid "$MANAGER_BIN" \
-    --health-probe-bind-address "127.0.0.1:$PROBE_PORT" --metrics-bind-address "127.0.0.1:$METRICS_PORT" \
-    --kubeconfig-server "https://127.0.0.1:$APISERVER_PORT" ${OPERATOR_ARGS:-} >"$LOG" 2>&1 < /dev/null &
-  echo $! > "$PIDFILE"
+  : > "$LOG"; rm -f "$PIDFILE"
+  KUBECONFIG="$STATE/operator.kubeconfig" POD_NAMESPACE="$NS" setsid "$0" supervise </dev/null >>"$LOG" 2>&1 &
+  echo $! > "$SUPERVISOR_PIDFILE"
   for _ in $(seq 1 60); do
     if curl -fsS "http://127.0.0.1:$PROBE_PORT/readyz" >/dev/null 2>&1; then
       echo "operator running (pid $(cat "$PIDFILE"), log $LOG)"; return 0
@@ -109,12 +141,15 @@ start() {
 
 stop() {
   if running; then
-    local pid; pid=$(cat "$PIDFILE")
+    local pid; pid=$(cat "$SUPERVISOR_PIDFILE")
     kill -TERM "$pid"
     for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -KILL "$pid"
+      [ -f "$PIDFILE" ] && kill -KILL "$(cat "$PIDFILE")" 2>/dev/null
+    fi
   fi
-  rm -f "$PIDFILE"
+  rm -f "$PIDFILE" "$SUPERVISOR_PIDFILE"
 }
 
 case "${1:-}" in
@@ -122,5 +157,6 @@ case "${1:-}" in
   wait-fence) wait_fence "${2:?usage: $0 wait-fence 'fence=yes|no guard=yes|no'}" ;;
   start) start ;;
   stop) stop ;;
+  supervise) supervise ;;
   *) echo "usage: $0 install|start|stop|wait-fence STATE" >&2; exit 2 ;;
 esac

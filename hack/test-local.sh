@@ -43,8 +43,11 @@ export APISERVER_EXTRA_ARGS="${APISERVER_EXTRA_ARGS:-} --audit-policy-file=$AUDI
 # First, on the fresh cluster, the release manifests alone: install.yaml, then fence.yaml, and a claim is
 # Ready within 30 s of the fence's apply (hack/test-release.sh; it removes what it made, but the fence).
 "$REPO_ROOT/hack/test-release.sh" on-cluster
-# The ConfigMap protocol is on, as a Deployment or Subscription switches it on.
-export OPERATOR_ARGS="${OPERATOR_ARGS:-} --requests-namespace nsplease-requests --requests-class nsplease"
+# The ConfigMap protocol is on, as a Deployment or Subscription switches it on. The test cluster shares
+# its machine with others: a Lease renewal can take longer than the shipped 10 s deadline there (at load
+# 35 the operator lost its Lease and exited), so the operator renews within 40 s (a 60 s Lease) here;
+# should it still lose the Lease, hack/local-operator.sh starts it again, as the kubelet would.
+export OPERATOR_ARGS="--leader-election-lease-duration=60s --leader-election-renew-deadline=40s ${OPERATOR_ARGS:-} --requests-namespace nsplease-requests --requests-class nsplease"
 "$REPO_ROOT/hack/local-operator.sh" start
 status=0
 E2E_AUDIT_LOG="$AUDIT_DIR/audit.log" KUBECONFIG="$LOCAL_CLUSTER_DIR/kubeconfig" KUBECTL="$KUBE_BIN_DIR/kubectl" KUBECACHEDIR="$LOCAL_CLUSTER_DIR/kubecache" \

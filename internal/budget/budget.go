@@ -61,19 +61,41 @@ func ChargeOf(claim *tenancyv1alpha1.NamespaceClaim, class *tenancyv1alpha1.Name
 
 // Covers reports whether budget b covers claim, made in a requester namespace labelled
 // requesterLabels: its namespaceSelector matches them, or one of its creators matches the claim's
-// creator. An invalid selector covers nothing.
+// creator. An invalid selector covers nothing. CoverageOf(b).Covers is the same test for many claims.
 func Covers(b *tenancyv1alpha1.NamespaceBudget, claim *tenancyv1alpha1.NamespaceClaim, requesterLabels map[string]string) bool {
+	return CoverageOf(b).Covers(claim, requesterLabels)
+}
+
+// Coverage is a budget's requesters made ready to test many claims: its namespaceSelector is parsed
+// once, not once per claim (a queue's line is every claim that waits, at each admission).
+type Coverage struct {
+	b *tenancyv1alpha1.NamespaceBudget
+	// selector is b's namespaceSelector; nil when b has none or an invalid one (it selects nothing).
+	selector labels.Selector
+}
+
+// CoverageOf returns the Coverage of budget b.
+func CoverageOf(b *tenancyv1alpha1.NamespaceBudget) Coverage {
+	c := Coverage{b: b}
 	if sel := b.Spec.Requesters.NamespaceSelector; sel != nil {
-		s, err := metav1.LabelSelectorAsSelector(sel)
-		if err == nil && s.Matches(labels.Set(requesterLabels)) {
-			return true
+		if s, err := metav1.LabelSelectorAsSelector(sel); err == nil {
+			c.selector = s
 		}
+	}
+	return c
+}
+
+// Covers reports whether the budget covers claim, made in a requester namespace labelled
+// requesterLabels (see the function Covers).
+func (c Coverage) Covers(claim *tenancyv1alpha1.NamespaceClaim, requesterLabels map[string]string) bool {
+	if c.selector != nil && c.selector.Matches(labels.Set(requesterLabels)) {
+		return true
 	}
 	cr := claim.Spec.Creator
 	if cr == nil {
 		return false
 	}
-	for _, m := range b.Spec.Requesters.Creators {
+	for _, m := range c.b.Spec.Requesters.Creators {
 		if m.Username != "" && m.Username == cr.Username {
 			return true
 		}

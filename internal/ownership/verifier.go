@@ -79,6 +79,26 @@ func (v *Verifier) Owns(ctx context.Context, ns metav1.Object, s Subject) (bool,
 	return true, nil
 }
 
+// ClaimOf returns the UID of the claim whose marks ns carries (the managed-by, requester namespace and
+// claim UID labels, the claim name annotation) when nsclaim's record proves them, and whether it does:
+// the one ownership test of a namespace counted for a claim (the claim limit's and the budgets' live
+// lists, the budgets' status). A namespace without the whole marks is no claim's. The caller reports
+// one that is marked but not proven (Refused) when it should: it knows what it was about to do.
+func (v *Verifier) ClaimOf(ctx context.Context, ns metav1.Object) (types.UID, bool, error) {
+	l := ns.GetLabels()
+	if l[tenancyv1alpha1.ManagedByLabel] != tenancyv1alpha1.ManagedByValue {
+		return "", false, nil
+	}
+	s := Claim(l[tenancyv1alpha1.ClaimNamespaceLabel], ns.GetAnnotations()[tenancyv1alpha1.ClaimNameAnnotation], l[tenancyv1alpha1.ClaimUIDLabel])
+	if !s.valid() {
+		return "", false, nil
+	}
+	if owned, err := v.Owns(ctx, ns, s); err != nil || !owned {
+		return "", false, err
+	}
+	return types.UID(s.ClaimUID), true, nil
+}
+
 // Created is called with the namespace a create of this process just returned, for s. Its "t1" record
 // verifies unless the API server's clock is more than CreationWindow from the operator's: then the
 // "u1" record, bound to the UID the create returned, is written at once (this process made it, so it

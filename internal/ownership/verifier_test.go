@@ -66,3 +66,62 @@ func TestCreatedBindsTheRecordToTheUIDUnderClockSkew(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimOf: a namespace is a claim's only with the claim's whole marks and a record of the key
+// that proves them; the answer is the UID its marks name.
+func TestClaimOf(t *testing.T) {
+	key := mustKey(t, 4)
+	now := time.Now()
+	claim := Claim("team-a", "pr-1", "claim-uid")
+	marks := map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue,
+		tenancyv1alpha1.ClaimNamespaceLabel: "team-a", tenancyv1alpha1.ClaimUIDLabel: "claim-uid"}
+	without := func(k string) map[string]string {
+		out := map[string]string{}
+		for lk, lv := range marks {
+			if lk != k {
+				out[lk] = lv
+			}
+		}
+		return out
+	}
+	record := key.AtCreate("ci-a", claim, now)
+	for _, tc := range []struct {
+		name     string
+		labels   map[string]string
+		claimAnn string
+		record   string
+		want     bool
+	}{
+		{"marked and recorded", marks, "pr-1", record, true},
+		{"marked, no record", marks, "pr-1", "", false},
+		{"marked, the record of another claim", marks, "pr-1", key.AtCreate("ci-a", Claim("team-a", "pr-2", "other-uid"), now), false},
+		{"marked, the record of another key", marks, "pr-1", mustKey(t, 5).AtCreate("ci-a", claim, now), false},
+		{"no claim name annotation", marks, "", record, false},
+		{"no claim UID label", without(tenancyv1alpha1.ClaimUIDLabel), "pr-1", record, false},
+		{"no requester namespace label", without(tenancyv1alpha1.ClaimNamespaceLabel), "pr-1", record, false},
+		{"not managed by nsclaim", without(tenancyv1alpha1.ManagedByLabel), "pr-1", record, false},
+	} {
+		ann := map[string]string{}
+		if tc.claimAnn != "" {
+			ann[tenancyv1alpha1.ClaimNameAnnotation] = tc.claimAnn
+		}
+		if tc.record != "" {
+			ann[tenancyv1alpha1.OwnershipAnnotation] = tc.record
+		}
+		ns := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "ci-a", UID: "ns-uid",
+			CreationTimestamp: metav1.NewTime(now), Labels: tc.labels, Annotations: ann}}
+		// KeyCreated is zero: no namespace predates the key, so nothing is proven by an earlier release's RBAC.
+		uid, owned, err := (&Verifier{Key: key}).ClaimOf(context.Background(), ns)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if owned != tc.want || (owned && uid != "claim-uid") || (!owned && uid != "") {
+			t.Errorf("%s: ClaimOf = %q, %v; want owned %v (claim-uid)", tc.name, uid, owned, tc.want)
+		}
+	}
+	proven := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "ci-a", UID: "ns-uid", CreationTimestamp: metav1.NewTime(now),
+		Labels: marks, Annotations: map[string]string{tenancyv1alpha1.ClaimNameAnnotation: "pr-1", tenancyv1alpha1.OwnershipAnnotation: record}}}
+	if _, owned, _ := (*Verifier)(nil).ClaimOf(context.Background(), proven); owned {
+		t.Error("a nil Verifier proved a namespace")
+	}
+}

@@ -293,7 +293,9 @@ func TestBudgetHoldsUnderRacingPipelines(t *testing.T) {
 		}
 		g.Expect(bw.Over()).To(BeEmpty(), "round %d: more than the budget existed at an instant", round)
 		deleteAll(t, bw, byNS, claims...)
-		t.Logf("round %d (StrictFIFO %v): %d of %d admitted first, in %v", round, strict, len(ready), burst, time.Since(roundBegan).Round(time.Second))
+		roundNS, roundCPU := bw.SincePeaks()
+		t.Logf("round %d (StrictFIFO %v): %d of %d admitted first, at most %d namespaces and %d CPU at once, in %v",
+			round, strict, len(ready), burst, roundNS, roundCPU, time.Since(roundBegan).Round(time.Second))
 	}
 	nsPeak, cpuPeak := bw.Peaks()
 	t.Logf("%d rounds of %d racing claims in %v: at most %d namespaces and %d CPU at once (budget %d, %d), %d namespace events",

@@ -23,16 +23,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 	policy "github.com/nsclaim/nsclaim-operator/internal/budget"
@@ -64,57 +59,32 @@ func (r *BudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	claims := &tenancyv1alpha1.NamespaceClaimList{}
-	namespaces := &corev1.NamespaceList{}
 	classes := &tenancyv1alpha1.NamespaceClassList{}
-	// Read-only: the cached objects themselves, not a deep copy of every claim, class and namespace at
-	// each reconcile (nothing below changes them; Ownership.Owns writes a record through a copy).
-	for what, list := range map[string]client.ObjectList{"NamespaceClaims": claims, "NamespaceClasses": classes} {
-		if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return ctrl.Result{}, fmt.Errorf("listing %s: %w", what, err)
-		}
+	if err := r.List(ctx, classes, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing NamespaceClasses: %w", err)
 	}
-	if err := r.List(ctx, namespaces, client.MatchingLabels{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue}, client.UnsafeDisableDeepCopy); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing namespaces: %w", err)
+	in, err := r.read(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	labels := map[string]map[string]string{}
-	for i := range namespaces.Items {
-		labels[namespaces.Items[i].Name] = namespaces.Items[i].Labels
-	}
-	requesterLabels := func(name string) map[string]string {
-		if l, ok := labels[name]; ok {
-			return l
-		}
-		ns := &corev1.Namespace{}
-		if err := r.Get(ctx, client.ObjectKey{Name: name}, ns); err == nil {
-			labels[name] = ns.Labels
-		}
-		return labels[name]
-	}
-	byUID := map[types.UID]*tenancyv1alpha1.NamespaceClaim{}
 	var queued []*tenancyv1alpha1.NamespaceClaim
-	for i := range claims.Items {
-		c := &claims.Items[i]
-		byUID[c.UID] = c
-		if budget.Queued(c) && c.DeletionTimestamp.IsZero() && policy.Covers(b, c, requesterLabels(c.Namespace)) {
+	coverage := policy.CoverageOf(b)
+	for _, c := range in.claims {
+		if budget.Queued(c) && c.DeletionTimestamp.IsZero() && coverage.Covers(c, in.requesters[c.Namespace]) {
 			queued = append(queued, c)
 		}
 	}
 	byLabel := policy.ClassesByLabel(classes.Items)
 	var allocated []policy.Charge
-	for i := range namespaces.Items {
-		ns := &namespaces.Items[i]
-		uid := ns.Labels[tenancyv1alpha1.ClaimUIDLabel]
-		if uid == "" {
-			continue
-		}
-		if owned, err := r.owns(ctx, ns); err != nil {
+	for _, ns := range in.namespaces {
+		uid, owned, err := r.Ownership.ClaimOf(ctx, ns)
+		if err != nil {
 			return ctrl.Result{}, err
 		} else if !owned {
 			continue
 		}
 		requester := ns.Labels[tenancyv1alpha1.ClaimNamespaceLabel]
-		if charge, ok := policy.Held(b, ns, byUID[types.UID(uid)], byLabel, requesterLabels(requester)); ok {
+		if charge, ok := policy.Held(b, ns, in.claims[uid], byLabel, in.requesters[requester]); ok {
 			allocated = append(allocated, charge)
 		}
 	}
@@ -158,10 +128,13 @@ func sameTransitions(st, old tenancyv1alpha1.NamespaceBudgetStatus) tenancyv1alp
 // admission ledger enforces the budget at once.
 const statusInterval = time.Second
 
-// SetupWithManager watches budgets (their spec), claims and the namespaces nsclaim made: a change of
-// either may change any budget's status, and budgets are few. A claim's or namespace's event reaches
-// every budget after statusInterval, gathered with the others of that interval.
+// SetupWithManager registers the field indexes (IndexFields) and watches budgets (their spec), claims
+// and the namespaces nsclaim made: a claim's or namespace's event reaches the budgets that cover it
+// after statusInterval, gathered with the others of that interval (gathered).
 func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := IndexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	managed := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return claimpolicy.IsManaged(o) }))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&tenancyv1alpha1.NamespaceBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -169,47 +142,4 @@ func (r *BudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Namespace{}, r.gathered(), managed).
 		Named("namespacebudget").
 		Complete(r)
-}
-
-// gathered enqueues every budget statusInterval after any event; the work queue keeps one entry per
-// budget, so the events of an interval make one reconcile of each.
-func (r *BudgetReconciler) gathered() handler.EventHandler {
-	add := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, req := range r.allBudgets(ctx) {
-			q.AddAfter(req, statusInterval)
-		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(ctx, q)
-		},
-		UpdateFunc: func(ctx context.Context, _ event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(ctx, q)
-		},
-		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(ctx, q)
-		},
-	}
-}
-
-// allBudgets are the requests of every budget.
-func (r *BudgetReconciler) allBudgets(ctx context.Context) []reconcile.Request {
-	list := &tenancyv1alpha1.NamespaceBudgetList{}
-	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, len(list.Items))
-	for i := range list.Items {
-		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}}
-	}
-	return out
-}
-
-// owns reports whether nsclaim's ownership record proves the claim marks ns carries.
-func (r *BudgetReconciler) owns(ctx context.Context, ns *corev1.Namespace) (bool, error) {
-	owner, marked := claimpolicy.OwnerFromMarks(ns)
-	if !marked {
-		return false, nil
-	}
-	return r.Ownership.Owns(ctx, ns, ownership.Claim(owner.Namespace, owner.Name, owner.UID))
 }

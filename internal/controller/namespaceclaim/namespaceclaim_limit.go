@@ -188,24 +188,14 @@ func (r *NamespaceClaimReconciler) liveLimitHolders(ctx context.Context, request
 	return holdings, nil
 }
 
-// ownedByClaim returns the claim that owns ns by nsclaim's record (internal/ownership), and whether
-// one does: a namespace that carries a claim's marks without the record is reported (counted with
-// ActionCount) and not counted. It is the one ownership test of the claim limit's and the budgets'
-// live lists.
+// ownedByClaim returns the claim that owns ns by nsclaim's record (ownership.Verifier.ClaimOf), and
+// whether one does: a namespace that carries a claim's UID label without the record is reported
+// (counted with ActionCount) and not counted.
 func (r *NamespaceClaimReconciler) ownedByClaim(ctx context.Context, ns *metav1.PartialObjectMetadata) (types.UID, bool, error) {
-	if ns.Labels[tenancyv1alpha1.ClaimUIDLabel] == "" {
-		return "", false, nil
+	uid, owned, err := r.Ownership.ClaimOf(ctx, ns)
+	if err != nil || owned || ns.Labels[tenancyv1alpha1.ClaimUIDLabel] == "" {
+		return uid, owned, err
 	}
-	owner, owned := claimpolicy.OwnerFromMarks(ns)
-	if owned {
-		var err error
-		if owned, err = r.Ownership.Owns(ctx, ns, subject(owner)); err != nil {
-			return "", false, err
-		}
-	}
-	if !owned {
-		r.Ownership.Refused(ctx, ns, nil, monitoring.ActionCount)
-		return "", false, nil
-	}
-	return types.UID(owner.UID), true, nil
+	r.Ownership.Refused(ctx, ns, nil, monitoring.ActionCount)
+	return "", false, nil
 }

@@ -154,6 +154,9 @@ type queue struct {
 	labels map[string]map[string]string
 	// classes are the classes by name, listed once when a claim's line is charged (aheadCharges).
 	classes map[string]*tenancyv1alpha1.NamespaceClass
+	// charges are the charges of a claim of each class, made once per class (aheadCharges): the
+	// claims ahead share them (read only) with their own requester.
+	charges map[*tenancyv1alpha1.NamespaceClass]policy.Charge
 }
 
 // requesterLabels are the labels of requester namespace ns, read from the cache once.
@@ -172,9 +175,10 @@ func (q *queue) requesterLabels(ctx context.Context, ns string) map[string]strin
 // waiting are the claims in line for b other than those the ledger counts already.
 func (q *queue) waiting(ctx context.Context, b *tenancyv1alpha1.NamespaceBudget, counted map[string]bool) []*tenancyv1alpha1.NamespaceClaim {
 	var out []*tenancyv1alpha1.NamespaceClaim
+	coverage := policy.CoverageOf(b)
 	for i := range q.claims {
 		w := &q.claims[i]
-		if waits(w) && !counted[string(w.UID)] && policy.Covers(b, w, q.requesterLabels(ctx, w.Namespace)) {
+		if waits(w) && !counted[string(w.UID)] && coverage.Covers(w, q.requesterLabels(ctx, w.Namespace)) {
 			out = append(out, w)
 		}
 	}
@@ -209,7 +213,16 @@ func (q *queue) aheadCharges(ctx context.Context, c *Claim, waiting []*tenancyv1
 		if class == nil {
 			return nil, false, nil
 		}
-		out = append(out, policy.ChargeOf(w, class))
+		ch, ok := q.charges[class]
+		if !ok {
+			if q.charges == nil {
+				q.charges = map[*tenancyv1alpha1.NamespaceClass]policy.Charge{}
+			}
+			ch = policy.ChargeOf(w, class)
+			q.charges[class] = ch
+		}
+		ch.Requester = policy.Requester(w)
+		out = append(out, ch)
 	}
 	return out, true, nil
 }
