@@ -132,6 +132,11 @@ metrics-docs: ## Generate docs/metrics.md from the metrics table in internal/mon
 # (hack/kind-node-image.sh) and runs everything against the project's own dockerd (hack/docker.sh).
 KIND_CLUSTER ?= nsclaim-operator-test-e2e
 KIND_NODE_IMAGE ?=
+# KIND_NODE_CPU_SHARES, when set, is the node container's CPU weight (docker update --cpu-shares): on a
+# shared machine (cgroup v1, every host process in the root cgroup) the whole kind cluster otherwise
+# weighs as one host process, where the local clusters' etcd, kube-apiserver, controller-manager and
+# manager weigh one each (make test-kind sets 8192; docs/node.md).
+KIND_NODE_CPU_SHARES ?=
 
 .PHONY: setup-test-e2e
 setup-test-e2e: kind ## Set up a Kind cluster for e2e tests if it does not exist
@@ -140,9 +145,10 @@ setup-test-e2e: kind ## Set up a Kind cluster for e2e tests if it does not exist
 		*) echo "Creating Kind cluster '$(KIND_CLUSTER)'..."; \
 		   $(KIND) create cluster --name $(KIND_CLUSTER) --config hack/kind-config.yaml --wait 3m $(if $(KIND_NODE_IMAGE),--image $(KIND_NODE_IMAGE)) ;; \
 	esac
+	$(if $(KIND_NODE_CPU_SHARES),docker update --cpu-shares $(KIND_NODE_CPU_SHARES) $(KIND_CLUSTER)-control-plane >/dev/null)
 
 .PHONY: test-e2e
-test-e2e: setup-test-e2e kustomize kubectl ## Run the e2e suite on a Kind cluster (needs Docker).
+test-e2e: setup-test-e2e kustomize kubectl operator-sdk scorecard-test ## Run the e2e suite on a Kind cluster (needs Docker), then test/node's cases, the metrics Service scraped from the node and the scorecard as Pods (hack/test-e2e-node.sh).
 	MANAGER_IMAGE=$(IMG) hack/images.sh $(CURDIR)/tmp/kind-images manager
 	$(KIND) load image-archive $(CURDIR)/tmp/kind-images/manager.tar --name $(KIND_CLUSTER)
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
@@ -156,9 +162,14 @@ test-e2e: setup-test-e2e kustomize kubectl ## Run the e2e suite on a Kind cluste
 		NSCLAIM_KUBECONFIG_SERVER=https://$$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' $(KIND_CLUSTER)-control-plane):6443
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) -n nsclaim-operator-system rollout status deploy/nsclaim-operator-controller-manager --timeout=3m
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) delete namespaceclass ci --ignore-not-found
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system go test ./test/e2e/ -v -count=1 -timeout 30m
-	@# test/node, the cases of test-node (the operator as a Pod, pipelines in and outside the cluster).
-	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL=$(KUBECTL) \
+	@# The API server's audit log (hack/kind-config.yaml), read through the node container's root. E2E_RUN
+	@# (a go test -run regexp) runs only some of the e2e cases.
+	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system \
+		E2E_AUDIT_LOG=/proc/$$(docker inspect -f '{{.State.Pid}}' $(KIND_CLUSTER)-control-plane)/root/var/log/kubernetes/audit/audit.log \
+		go test ./test/e2e/ -v -count=1 -timeout 30m $(if $(E2E_RUN),-run '$(E2E_RUN)')
+	@# test/node, the cases of test-node (the operator as a Pod, pipelines in and outside the cluster, the
+	@# metrics Service), and the scorecard as Pods.
+	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL=$(KUBECTL) OPERATOR_SDK=$(OPERATOR_SDK) \
 		KUBECONFIG=$(LOCALBIN)/kind.kubeconfig hack/test-e2e-node.sh
 	$(MAKE) cleanup-test-e2e
 
