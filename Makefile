@@ -82,6 +82,10 @@ test-unit: control-plane ## Run unit tests and the envtest suites (real kube-api
 test-local: control-plane build kustomize ## Install from the release manifests alone (install.yaml, fence.yaml: a claim Ready within 30 s of the fence), then run the e2e suite, on a local cluster (started, then stopped, here).
 	hack/test-local.sh
 
+.PHONY: test-install
+test-install: control-plane build kustomize ## Install from the release manifests alone on a local cluster (install.yaml, then fence.yaml: a claim Ready within 30 s of the fence's apply; hack/test-release.sh). make test-local runs it before the e2e suite.
+	hack/test-release.sh
+
 .PHONY: test-security
 test-security: control-plane build kustomize ## Attack a local cluster with the operator's own token, with and without the admission fence (config/fence).
 	hack/test-security.sh
