@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-kind-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, its install and upgrade on kind by operator-sdk run bundle and an OLM catalog (test-kind-olm, in place of test-node-olm: docs/node.md), then the release directory installed as a user downloads it (test-release-rehearsal).
+test: verify vet lint test-unit test-alerts test-install test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-kind test-kind-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the release manifests installed alone, the security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, then on kind the e2e suite with the operator as a Pod, test/node's cases and the scorecard as Pods (test-kind, in place of test-local's e2e and test-node: docs/node.md), its install and upgrade by operator-sdk run bundle and an OLM catalog (test-kind-olm, in place of test-node-olm), then the release directory installed as a user downloads it (test-release-rehearsal).
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
@@ -184,8 +184,9 @@ cleanup-test-e2e: kind ## Tear down the Kind cluster used for e2e tests
 # test-kind runs a kind suite (KIND_SUITE: test-e2e) on this machine with nothing pulled: the project's
 # own dockerd (hack/docker.sh up), the node image built offline (hack/kind-node-image.sh, cached in
 # ./bin), then `kind delete cluster` and `hack/docker.sh down`, which fail if a process, mount,
-# network namespace, bridge, veth or iptables chain is left (hack/test-kind.sh). Not in `make test`: it
-# covers no local suite whole and costs about 30 minutes warm (docs/node.md has the figures).
+# network namespace, bridge, veth or iptables chain is left (hack/test-kind.sh). In `make test` in place of
+# test-local's e2e run (test-install keeps its release-manifest install) and of test-node, which it
+# covers whole (docs/node.md has the figures).
 KIND_SUITE ?= test-e2e
 .PHONY: test-kind
 test-kind: kind control-plane node kubeadm kustomize ## Run KIND_SUITE (test-e2e) on kind here: own dockerd, node image built offline, everything removed and checked after.
