@@ -130,8 +130,9 @@ metrics-docs: ## Generate docs/metrics.md from the metrics table in internal/mon
 
 # E2E on kind: creates a kind cluster, loads the manager image (assembled by hack/images.sh as the
 # Dockerfile builds it) with `kind load image-archive`, deploys the operator from config/default and runs
-# the same e2e cases as test-local, then test/node's cases as test-node runs them (hack/test-e2e-node.sh;
-# all but the metrics scrape from the host). KIND_NODE_IMAGE empty: kind's own kindest/node (pulled,
+# the same e2e cases as test-local (the audit log join too: hack/kind-config.yaml), then test/node's cases
+# as test-node runs them, the metrics Service scraped from the node's network namespace, and the
+# scorecard as Pods (hack/test-e2e-node.sh; root). KIND_NODE_IMAGE empty: kind's own kindest/node (pulled,
 # as in the release workflow); `make test-kind` sets it to the node image built offline here
 # (hack/kind-node-image.sh) and runs everything against the project's own dockerd (hack/docker.sh).
 KIND_CLUSTER ?= nsclaim-operator-test-e2e
