@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-local test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-node test-kind-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the e2e, security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, the operator as a Pod on a real local node, its install and upgrade on kind by operator-sdk run bundle and an OLM catalog (test-kind-olm, in place of test-node-olm: docs/node.md), then the release directory installed as a user downloads it (test-release-rehearsal).
+test: verify vet lint test-unit test-alerts test-install test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-kind test-kind-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the release manifests installed alone, the security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, then on kind the e2e suite with the operator as a Pod, test/node's cases and the scorecard as Pods (test-kind, in place of test-local's e2e and test-node: docs/node.md), its install and upgrade by operator-sdk run bundle and an OLM catalog (test-kind-olm, in place of test-node-olm), then the release directory installed as a user downloads it (test-release-rehearsal).
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
@@ -81,6 +81,10 @@ test-unit: control-plane ## Run unit tests and the envtest suites (real kube-api
 .PHONY: test-local
 test-local: control-plane build kustomize ## Install from the release manifests alone (install.yaml, fence.yaml: a claim Ready within 30 s of the fence), then run the e2e suite, on a local cluster (started, then stopped, here).
 	hack/test-local.sh
+
+.PHONY: test-install
+test-install: control-plane build kustomize ## Install from the release manifests alone on a local cluster (install.yaml, then fence.yaml: a claim Ready within 30 s of the fence's apply; hack/test-release.sh). make test-local runs it before the e2e suite.
+	hack/test-release.sh
 
 .PHONY: test-security
 test-security: control-plane build kustomize ## Attack a local cluster with the operator's own token, with and without the admission fence (config/fence).
@@ -126,12 +130,18 @@ metrics-docs: ## Generate docs/metrics.md from the metrics table in internal/mon
 
 # E2E on kind: creates a kind cluster, loads the manager image (assembled by hack/images.sh as the
 # Dockerfile builds it) with `kind load image-archive`, deploys the operator from config/default and runs
-# the same e2e cases as test-local, then test/node's cases as test-node runs them (hack/test-e2e-node.sh;
-# all but the metrics scrape from the host). KIND_NODE_IMAGE empty: kind's own kindest/node (pulled,
+# the same e2e cases as test-local (the audit log join too: hack/kind-config.yaml), then test/node's cases
+# as test-node runs them, the metrics Service scraped from the node's network namespace, and the
+# scorecard as Pods (hack/test-e2e-node.sh; root). KIND_NODE_IMAGE empty: kind's own kindest/node (pulled,
 # as in the release workflow); `make test-kind` sets it to the node image built offline here
 # (hack/kind-node-image.sh) and runs everything against the project's own dockerd (hack/docker.sh).
 KIND_CLUSTER ?= nsclaim-operator-test-e2e
 KIND_NODE_IMAGE ?=
+# KIND_NODE_CPU_SHARES, when set, is the node container's CPU weight (docker update --cpu-shares): on a
+# shared machine (cgroup v1, every host process in the root cgroup) the whole kind cluster otherwise
+# weighs as one host process, where the local clusters' etcd, kube-apiserver, controller-manager and
+# manager weigh one each (make test-kind sets 8192; docs/node.md).
+KIND_NODE_CPU_SHARES ?=
 
 .PHONY: setup-test-e2e
 setup-test-e2e: kind ## Set up a Kind cluster for e2e tests if it does not exist
@@ -140,9 +150,10 @@ setup-test-e2e: kind ## Set up a Kind cluster for e2e tests if it does not exist
 		*) echo "Creating Kind cluster '$(KIND_CLUSTER)'..."; \
 		   $(KIND) create cluster --name $(KIND_CLUSTER) --config hack/kind-config.yaml --wait 3m $(if $(KIND_NODE_IMAGE),--image $(KIND_NODE_IMAGE)) ;; \
 	esac
+	$(if $(KIND_NODE_CPU_SHARES),docker update --cpu-shares $(KIND_NODE_CPU_SHARES) $(KIND_CLUSTER)-control-plane >/dev/null)
 
 .PHONY: test-e2e
-test-e2e: setup-test-e2e kustomize kubectl ## Run the e2e suite on a Kind cluster (needs Docker).
+test-e2e: setup-test-e2e kustomize kubectl operator-sdk scorecard-test ## Run the e2e suite on a Kind cluster (needs Docker), then test/node's cases, the metrics Service scraped from the node and the scorecard as Pods (hack/test-e2e-node.sh).
 	MANAGER_IMAGE=$(IMG) hack/images.sh $(CURDIR)/tmp/kind-images manager
 	$(KIND) load image-archive $(CURDIR)/tmp/kind-images/manager.tar --name $(KIND_CLUSTER)
 	$(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(LOCALBIN)/kind.kubeconfig
@@ -156,9 +167,14 @@ test-e2e: setup-test-e2e kustomize kubectl ## Run the e2e suite on a Kind cluste
 		NSCLAIM_KUBECONFIG_SERVER=https://$$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' $(KIND_CLUSTER)-control-plane):6443
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) -n nsclaim-operator-system rollout status deploy/nsclaim-operator-controller-manager --timeout=3m
 	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig $(KUBECTL) delete namespaceclass ci --ignore-not-found
-	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system go test ./test/e2e/ -v -count=1 -timeout 30m
-	@# test/node, the cases of test-node (the operator as a Pod, pipelines in and outside the cluster).
-	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL=$(KUBECTL) \
+	@# The API server's audit log (hack/kind-config.yaml), read through the node container's root. E2E_RUN
+	@# (a go test -run regexp) runs only some of the e2e cases.
+	KUBECONFIG=$(LOCALBIN)/kind.kubeconfig NSCLAIM_E2E_OPERATOR_NAMESPACE=nsclaim-operator-system \
+		E2E_AUDIT_LOG=/proc/$$(docker inspect -f '{{.State.Pid}}' $(KIND_CLUSTER)-control-plane)/root/var/log/kubernetes/audit/audit.log \
+		go test ./test/e2e/ -v -count=1 -timeout 30m $(if $(E2E_RUN),-run '$(E2E_RUN)')
+	@# test/node, the cases of test-node (the operator as a Pod, pipelines in and outside the cluster, the
+	@# metrics Service), and the scorecard as Pods.
+	KIND=$(KIND) KIND_CLUSTER=$(KIND_CLUSTER) KUBECTL=$(KUBECTL) OPERATOR_SDK=$(OPERATOR_SDK) \
 		KUBECONFIG=$(LOCALBIN)/kind.kubeconfig hack/test-e2e-node.sh
 	$(MAKE) cleanup-test-e2e
 
@@ -169,8 +185,9 @@ cleanup-test-e2e: kind ## Tear down the Kind cluster used for e2e tests
 # test-kind runs a kind suite (KIND_SUITE: test-e2e) on this machine with nothing pulled: the project's
 # own dockerd (hack/docker.sh up), the node image built offline (hack/kind-node-image.sh, cached in
 # ./bin), then `kind delete cluster` and `hack/docker.sh down`, which fail if a process, mount,
-# network namespace, bridge, veth or iptables chain is left (hack/test-kind.sh). Not in `make test`: it
-# covers no local suite whole and costs about 30 minutes warm (docs/node.md has the figures).
+# network namespace, bridge, veth or iptables chain is left (hack/test-kind.sh). In `make test` in place of
+# test-local's e2e run (test-install keeps its release-manifest install) and of test-node, which it
+# covers whole (docs/node.md has the figures).
 KIND_SUITE ?= test-e2e
 .PHONY: test-kind
 test-kind: kind control-plane node kubeadm kustomize ## Run KIND_SUITE (test-e2e) on kind here: own dockerd, node image built offline, everything removed and checked after.

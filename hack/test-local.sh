@@ -25,19 +25,11 @@ trap cleanup EXIT
 mkdir -p "$LOCAL_CLUSTER_DIR/bin"
 export NSCLAIM_PLUGIN=$LOCAL_CLUSTER_DIR/bin/kubectl-nsclaim
 (cd "$REPO_ROOT" && go build -o "$NSCLAIM_PLUGIN" ./cmd/kubectl-nsclaim)
-# An audit log of ConfigMap requests (Metadata level: user, verb, object, never a body), where the e2e
-# joins a tenant's requests to its claim through the token's credential ID.
+# An audit log of ConfigMap requests (hack/audit-policy.yaml), where the e2e joins a tenant's requests
+# to its claim through the token's credential ID (on kind too: hack/kind-config.yaml).
 AUDIT_DIR=$LOCAL_CLUSTER_DIR/audit
 mkdir -p "$AUDIT_DIR"
-cat >"$AUDIT_DIR/policy.yaml" <<'POLICY'
-apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: [RequestReceived, ResponseStarted]
-rules:
-- level: Metadata
-  resources: [{group: "", resources: [configmaps]}]
-- level: None
-POLICY
+cp "$REPO_ROOT/hack/audit-policy.yaml" "$AUDIT_DIR/policy.yaml"
 export APISERVER_EXTRA_ARGS="${APISERVER_EXTRA_ARGS:-} --audit-policy-file=$AUDIT_DIR/policy.yaml --audit-log-path=$AUDIT_DIR/audit.log --audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=0"
 "$REPO_ROOT/hack/local-cluster.sh" up
 # First, on the fresh cluster, the release manifests alone: install.yaml, then fence.yaml, and a claim is

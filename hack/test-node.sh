@@ -25,6 +25,8 @@ IMAGES=$LOCAL_CLUSTER_DIR/images
 MANAGER_IMAGE=localhost/nsclaim/nsclaim-operator:dev
 OPERATOR_NS=nsclaim-operator-system
 SERVER_URL=https://$APISERVER_ADDRESS:$APISERVER_PORT
+# shellcheck source=hack/lib/scorecard.sh
+source "$REPO_ROOT/hack/lib/scorecard.sh"
 t0=$(date +%s)
 say() { echo "test-node: [$(($(date +%s) - t0))s] $*" >&2; }
 
@@ -108,26 +110,8 @@ if ((status != 0)); then
   echo "operator log tail:" >&2
   kc -n "$OPERATOR_NS" logs deployment/nsclaim-operator-controller-manager --tail=30 >&2 || true
 fi
-# The scorecard as operator-sdk runs it: each test a Pod (images assembled here, tag names as in the
-# bundle's scorecard configuration but under localhost/nsclaim), the bundle untarred by an init container.
 say "operator-sdk scorecard: the bundle's tests as Pods on the node"
 "$REPO_ROOT/hack/local-node.sh" import "$IMAGES/untar.tar" "$IMAGES/scorecard-test.tar"
-sed 's|image: quay.io/operator-framework/scorecard-test:|image: localhost/nsclaim/scorecard-test:|' \
-  "$REPO_ROOT/bundle/tests/scorecard/config.yaml" >"$LOCAL_CLUSTER_DIR/scorecard-config.yaml"
-kc create namespace scorecard >/dev/null
-sc=0
-"$OPERATOR_SDK" scorecard "$REPO_ROOT/bundle" --config "$LOCAL_CLUSTER_DIR/scorecard-config.yaml" \
-  --kubeconfig "$LOCAL_CLUSTER_DIR/kubeconfig" --namespace scorecard --service-account default \
-  --untar-image localhost/nsclaim/untar:dev --wait-time 180s --output json \
-  >"$LOCAL_CLUSTER_DIR/scorecard.json" 2>"$LOCAL_CLUSTER_DIR/scorecard.err" || sc=$?
-if ((sc == 0)) && jq -e '[.items[].status.results[].state] | length > 0 and all(. == "pass")' \
-  "$LOCAL_CLUSTER_DIR/scorecard.json" >/dev/null; then
-  say "scorecard: $(jq -r '[.items[].status.results[] | "\(.name)=\(.state)"] | join(" ")' "$LOCAL_CLUSTER_DIR/scorecard.json")"
-else
-  echo "--- FAIL: scorecard Pods (exit $sc)" >&2
-  cat "$LOCAL_CLUSTER_DIR/scorecard.err" >&2
-  jq -r '.items[].status.results[] | "\(.name) \(.state) \(.errors // [])"' "$LOCAL_CLUSTER_DIR/scorecard.json" >&2 || true
-  status=1
-fi
+scorecard_pods "$LOCAL_CLUSTER_DIR/kubeconfig" "$LOCAL_CLUSTER_DIR" || status=1
 say "node process memory (RSS): $("$REPO_ROOT/hack/local-node.sh" rss | tr '\n' ' ')"
 exit "$status"
