@@ -83,6 +83,8 @@ type Reconciler struct {
 
 // Reconcile places, mirrors, reports or cleans up one hub claim.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	// What was done to a member before this moment, its placement sees (Registry.Verify).
+	began := time.Now()
 	claim := &tenancyv1alpha1.NamespaceClaim{}
 	if err := r.Client.Get(ctx, req.NamespacedName, claim); err != nil {
 		return reconcile.Result{}, ctrl.IgnoreNotFound(err)
@@ -96,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	if claim.Status.Cluster == "" {
-		placed, res, err := r.place(ctx, claim)
+		placed, res, err := r.place(ctx, claim, began)
 		if !placed || err != nil {
 			return res, err
 		}
@@ -108,7 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // resourceVersion): the one status write that is not the reconcile's last, because it must land before
 // anything is written on a member. placed is false when the claim waits (NoEligibleCluster) or is
 // refused by its class.
-func (r *Reconciler) place(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim) (bool, reconcile.Result, error) {
+func (r *Reconciler) place(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, began time.Time) (bool, reconcile.Result, error) {
 	r.placeMu.Lock()
 	defer r.placeMu.Unlock()
 	var classes tenancyv1alpha1.NamespaceClassList
@@ -139,7 +141,7 @@ func (r *Reconciler) place(ctx context.Context, claim *tenancyv1alpha1.Namespace
 		return false, reconcile.Result{}, err
 	}
 	count(members, placed, class.Name)
-	d := r.chooseVerified(ctx, req, members)
+	d := r.chooseVerified(ctx, req, members, began)
 	if d.Cluster == "" {
 		return false, reconcile.Result{RequeueAfter: waitRecheck}, r.writeWait(ctx, claim, tenancyv1alpha1.NoEligibleClusterReason, d.Message())
 	}
@@ -153,15 +155,16 @@ func (r *Reconciler) place(ctx context.Context, claim *tenancyv1alpha1.Namespace
 	return true, reconcile.Result{}, nil
 }
 
-// chooseVerified chooses a member and verifies its readiness and fence afresh (the cached checks may be
-// up to probeTTL old); a member that fails is marked so and the choice is made again.
-func (r *Reconciler) chooseVerified(ctx context.Context, req placement.Request, members []placement.Member) placement.Decision {
+// chooseVerified chooses a member and verifies its readiness and fence by a probe that began after the
+// claim's reconcile did (the cached checks may be up to probeTTL old; Registry.Verify); a member that
+// fails is marked so and the choice is made again.
+func (r *Reconciler) chooseVerified(ctx context.Context, req placement.Request, members []placement.Member, began time.Time) placement.Decision {
 	for range members {
 		d := placement.Choose(req, members)
 		if d.Cluster == "" {
 			return d
 		}
-		notReady, fenceProblem := r.Registry.Verify(ctx, d.Cluster, r.Clock.Now())
+		notReady, fenceProblem := r.Registry.Verify(ctx, d.Cluster, r.Clock.Now(), began)
 		if notReady == "" && fenceProblem == "" {
 			return d
 		}

@@ -82,7 +82,9 @@ type memberClient struct {
 }
 
 type probe struct {
-	at             time.Time
+	// at is when it was made by the reconcilers' clock (probeTTL); started when it began by the wall
+	// clock's monotonic reading (Verify's since).
+	at, started    time.Time
 	notReady, fenc string
 }
 
@@ -155,10 +157,21 @@ func (r *Registry) Reachable(ctx context.Context, name string, now time.Time) st
 	return notReady
 }
 
-// Verify probes the member's readiness and fence now, whatever the last check found, and records the
-// result: the hub's last look at a member before it places a claim there.
-func (r *Registry) Verify(ctx context.Context, name string, now time.Time) (notReady, fenceProblem string) {
-	p := probe{at: now}
+// Verify gives the member's readiness and fence as a probe that started at since or later found them
+// (the last one, if it did; else one made now), and records the result: the hub's last look at a
+// member before it places a claim there. A placement passes the moment its reconcile began, so
+// everything done to a member before the claim was looked at (its fence removed, its API server
+// stopped) is seen, while the placements of a burst, which began together and wait for each other,
+// share one probe instead of one each (a probe is some ten requests to the member, one after
+// another). since zero: always a new probe.
+func (r *Registry) Verify(ctx context.Context, name string, now, since time.Time) (notReady, fenceProblem string) {
+	r.mu.Lock()
+	last, ok := r.probes[name]
+	r.mu.Unlock()
+	if ok && reusable(last, since) {
+		return last.notReady, last.fenc
+	}
+	p := probe{at: now, started: time.Now()}
 	p.notReady, p.fenc = r.probe(ctx, name)
 	r.mu.Lock()
 	if r.probes == nil {
@@ -169,6 +182,12 @@ func (r *Registry) Verify(ctx context.Context, name string, now time.Time) (notR
 	return p.notReady, p.fenc
 }
 
+// reusable reports whether last, a member's last probe, answers for a placement that began at since: it
+// started at since or later (since zero: never).
+func reusable(last probe, since time.Time) bool {
+	return !since.IsZero() && !last.started.IsZero() && !last.started.Before(since)
+}
+
 // check probes the member's readiness and fence unless done within probeTTL.
 func (r *Registry) check(ctx context.Context, name string, now time.Time) (notReady, fenceProblem string) {
 	r.mu.Lock()
@@ -177,7 +196,7 @@ func (r *Registry) check(ctx context.Context, name string, now time.Time) (notRe
 	if ok && now.Sub(p.at) < probeTTL && now.Sub(p.at) >= 0 {
 		return p.notReady, p.fenc
 	}
-	return r.Verify(ctx, name, now)
+	return r.Verify(ctx, name, now, time.Time{})
 }
 
 func (r *Registry) probe(ctx context.Context, name string) (notReady, fenceProblem string) {
