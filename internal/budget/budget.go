@@ -276,6 +276,29 @@ func Decide(b *tenancyv1alpha1.NamespaceBudget, position int, fits bool, waited 
 	return Queue
 }
 
+// Judge is what budget b does with a claim charged charge at position in its line, having waited
+// waited, with counted charged to b already: Decide over Fits, the claim taken as first in line when
+// there is room for the whole line ahead of it as well (RoomForTheLine; aheadKnown false: the charges
+// ahead are not known, and the claim keeps its place). why says what does not fit.
+func Judge(b *tenancyv1alpha1.NamespaceBudget, counted, ahead []Charge, aheadKnown bool, charge Charge, position int, waited time.Duration) (Decision, string) {
+	fits, why := Fits(b, counted, charge)
+	if fits && aheadKnown && position > 1 && RoomForTheLine(b, counted, ahead, charge) {
+		// Room for the whole line ahead too: going first keeps no older claim waiting.
+		position = 1
+	}
+	return Decide(b, position, fits, waited), why
+}
+
+// Rejection is the Ready reason and message of a claim budget b refuses (Decide said Reject) after it
+// waited waited; why says what does not fit.
+func Rejection(b *tenancyv1alpha1.NamespaceBudget, waited time.Duration, why string) (reason, message string) {
+	if b.Spec.MaxQueueWait != nil && waited >= b.Spec.MaxQueueWait.Duration {
+		return tenancyv1alpha1.QueueWaitExceededReason, fmt.Sprintf("Waited %s for NamespaceBudget %s, longer than its maxQueueWait (%s): %s",
+			waited.Round(time.Second), b.Name, b.Spec.MaxQueueWait.Duration, why)
+	}
+	return tenancyv1alpha1.BudgetExhaustedReason, fmt.Sprintf("NamespaceBudget %s is exhausted and refuses claims that do not fit (onExhausted: Reject): %s", b.Name, why)
+}
+
 // Candidate is a claim that holds a namespace, as an eviction sees it.
 type Candidate struct {
 	Claim *tenancyv1alpha1.NamespaceClaim

@@ -17,6 +17,7 @@ limitations under the License.
 package budget
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -283,6 +284,49 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("Decide = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestJudge: the fit, the room for the line and the queue decision together, as the claim phase and
+// the fleet hub both ask; and the refusal's reason and message.
+func TestJudge(t *testing.T) {
+	a := func(q string) Charge { return Charge{Requester: "namespace:a", Resources: cpu(q)} }
+	reject := func(b *tenancyv1alpha1.NamespaceBudget) { b.Spec.OnExhausted = tenancyv1alpha1.BudgetExhaustedReject }
+	cases := []struct {
+		name       string
+		budget     *tenancyv1alpha1.NamespaceBudget
+		counted    []Charge
+		ahead      []Charge
+		aheadKnown bool
+		position   int
+		want       Decision
+		whyHas     string
+	}{
+		{name: "first and fits", budget: budget(2, nil), counted: []Charge{a("1")}, position: 1, want: Admit},
+		{name: "behind a line it has room for", budget: budget(4, nil), counted: []Charge{a("1")}, ahead: []Charge{a("1")}, aheadKnown: true, position: 2, want: Admit},
+		{name: "behind a line, the line not known", budget: budget(4, nil), counted: []Charge{a("1")}, ahead: []Charge{a("1")}, position: 2, want: Queue},
+		{name: "behind a line that takes the last slot", budget: budget(3, nil), counted: []Charge{a("1")}, ahead: []Charge{a("1"), a("1")}, aheadKnown: true, position: 3, want: Queue},
+		{name: "does not fit", budget: budget(1, nil), counted: []Charge{a("1")}, position: 1, want: Queue, whyHas: "claims"},
+		{name: "does not fit, Reject", budget: budget(1, nil, reject), counted: []Charge{a("1")}, position: 1, want: Reject, whyHas: "claims"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := Judge(tc.budget, tc.counted, tc.ahead, tc.aheadKnown, a("1"), tc.position, 0)
+			if got != tc.want {
+				t.Fatalf("Judge = %s (%q), want %s", got, why, tc.want)
+			}
+			if !strings.Contains(why, tc.whyHas) {
+				t.Errorf("why = %q, want it to name %q", why, tc.whyHas)
+			}
+		})
+	}
+	b := budget(1, nil, reject)
+	if reason, msg := Rejection(b, time.Second, "full"); reason != tenancyv1alpha1.BudgetExhaustedReason || !strings.Contains(msg, "onExhausted: Reject") {
+		t.Errorf("Rejection without maxQueueWait = %s %q", reason, msg)
+	}
+	b.Spec.MaxQueueWait = &metav1.Duration{Duration: time.Minute}
+	if reason, msg := Rejection(b, 2*time.Minute, "full"); reason != tenancyv1alpha1.QueueWaitExceededReason || !strings.Contains(msg, "maxQueueWait (1m0s)") {
+		t.Errorf("Rejection past maxQueueWait = %s %q", reason, msg)
 	}
 }
 

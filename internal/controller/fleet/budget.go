@@ -52,23 +52,15 @@ type budgetLine struct {
 // (empty reason), or the Ready reason and message of a claim that waits (Queued) or is refused
 // (BudgetExhausted, QueueWaitExceeded). EvictIdle waits on a hub: the hub deletes no claim to make room.
 func budgetVerdict(b *tenancyv1alpha1.NamespaceBudget, claim *tenancyv1alpha1.NamespaceClaim, charge policy.Charge, line budgetLine, now time.Time) (string, string) {
-	fits, why := policy.Fits(b, line.counted, charge)
-	pos := line.position
-	if fits && pos > 1 && policy.RoomForTheLine(b, line.counted, line.ahead, charge) {
-		pos = 1
-	}
 	waited := now.Sub(claim.CreationTimestamp.Time)
-	switch policy.Decide(b, pos, fits, waited) {
+	switch d, why := policy.Judge(b, line.counted, line.ahead, true, charge, line.position, waited); d {
 	case policy.Admit:
 		return "", ""
 	case policy.Reject:
-		if b.Spec.MaxQueueWait != nil && waited >= b.Spec.MaxQueueWait.Duration {
-			return tenancyv1alpha1.QueueWaitExceededReason, fmt.Sprintf("Waited %s for NamespaceBudget %s, longer than its maxQueueWait (%s): %s",
-				waited.Round(time.Second), b.Name, b.Spec.MaxQueueWait.Duration, why)
-		}
-		return tenancyv1alpha1.BudgetExhaustedReason, fmt.Sprintf("NamespaceBudget %s is exhausted and refuses claims that do not fit (onExhausted: Reject): %s", b.Name, why)
+		return policy.Rejection(b, waited, why)
+	default:
+		return tenancyv1alpha1.QueuedReason, policy.QueuedMessage(b.Name, line.position, why)
 	}
-	return tenancyv1alpha1.QueuedReason, policy.QueuedMessage(b.Name, line.position, why)
 }
 
 // waitsForPlacement reports whether a hub claim is in line: not placed, not being deleted, and not

@@ -252,14 +252,7 @@ func (q *queue) admit(ctx context.Context, c *Claim, b *tenancyv1alpha1.Namespac
 		for i := range counted {
 			charges[i] = counted[i].Charge
 		}
-		var fits bool
-		fits, why = policy.Fits(b, charges, charge)
-		pos := position
-		if fits && aheadKnown && policy.RoomForTheLine(b, charges, ahead, charge) {
-			// Room for the whole line ahead too: going first keeps no older claim waiting.
-			pos = 1
-		}
-		decision = policy.Decide(b, pos, fits, waited)
+		decision, why = policy.Judge(b, charges, ahead, aheadKnown, charge, position, waited)
 		return decision == policy.Admit
 	}
 	live := func(ctx context.Context) ([]admission.Holding, error) { return q.live(ctx, b) }
@@ -270,12 +263,8 @@ func (q *queue) admit(ctx context.Context, c *Claim, b *tenancyv1alpha1.Namespac
 	switch decision {
 	case policy.Reject:
 		monitoring.BudgetExhausted(b.Name, monitoring.OutcomeRejected)
-		if b.Spec.MaxQueueWait != nil && waited >= b.Spec.MaxQueueWait.Duration {
-			return nil, &claimpolicy.Refusal{Reason: tenancyv1alpha1.QueueWaitExceededReason, Message: fmt.Sprintf(
-				"Waited %s for NamespaceBudget %s, longer than its maxQueueWait (%s): %s", waited.Round(time.Second), b.Name, b.Spec.MaxQueueWait.Duration, why)}, nil
-		}
-		return nil, &claimpolicy.Refusal{Reason: tenancyv1alpha1.BudgetExhaustedReason, Message: fmt.Sprintf(
-			"NamespaceBudget %s is exhausted and refuses claims that do not fit (onExhausted: Reject): %s", b.Name, why)}, nil
+		reason, msg := policy.Rejection(b, waited, why)
+		return nil, &claimpolicy.Refusal{Reason: reason, Message: msg}, nil
 	case policy.Evict:
 		if err := q.evict(ctx, c.Claim, b); err != nil {
 			return nil, nil, err
