@@ -71,12 +71,16 @@ func runHub(o options, cfg *rest.Config) error {
 	}
 	provider := kubeconfig.New(kubeconfig.Options{
 		Namespace: ns, KubeconfigSecretLabel: fleet.MemberLabel, KubeconfigSecretKey: fleet.KubeconfigKey,
-		ClusterOptions: []cluster.Option{func(co *cluster.Options) { co.Scheme = scheme }},
+		ClusterOptions: []cluster.Option{func(co *cluster.Options) { co.Scheme = scheme }, fleet.MemberCacheOptions(o.fleet.memberNamespace)},
 		RESTOptions:    []func(*rest.Config) error{func(c *rest.Config) error { c.QPS, c.Burst = float32(o.qps), o.burst; return nil }},
 	})
 	mcmgr, err := mcmanager.WithMultiCluster(mgr, provider)
 	if err != nil {
 		return fmt.Errorf("wrapping the manager for the fleet: %w", err)
+	}
+	mirrors := &fleet.MirrorWatch{}
+	if err := mcmgr.Add(mirrors); err != nil {
+		return fmt.Errorf("adding the mirror watch: %w", err)
 	}
 	if err := provider.SetupWithManager(context.Background(), mcmgr); err != nil {
 		return fmt.Errorf("setting up the kubeconfig provider: %w", err)
@@ -90,6 +94,7 @@ func runHub(o options, cfg *rest.Config) error {
 		Registry:        &fleet.Registry{Hub: mgr.GetClient(), Namespace: ns, Clusters: provider, Scheme: scheme, Fence: shipped},
 		MemberNamespace: o.fleet.memberNamespace,
 		Clock:           clock.RealClock{},
+		Mirrors:         mirrors,
 	}
 	if err := r.SetupWithManager(mgr, o.maxConcurrentReconciles); err != nil {
 		return err

@@ -57,6 +57,9 @@ const (
 	FieldOwner = "nsclaim-fleet-hub"
 	// waitRecheck is how often a claim waiting for a cluster, a member or the member's operator is looked at again.
 	waitRecheck = 2 * time.Second
+	// watchedRecheck is how often a claim whose member's mirrors are watched (MirrorWatch) is looked at
+	// again while its mirror is not Ready or not gone: the safety net for a missed event.
+	watchedRecheck = 15 * time.Second
 	// readyRecheck is how often a Ready claim's mirror status is copied again.
 	readyRecheck = 30 * time.Second
 )
@@ -75,6 +78,9 @@ type Reconciler struct {
 	MemberNamespace string
 	// Clock is the time source.
 	Clock clock.Clock
+	// Mirrors, when set, watches the mirrors on every member: a claim waiting for its member's operator
+	// is reconciled when the mirror changes, and looked at only every watchedRecheck otherwise.
+	Mirrors *MirrorWatch
 
 	// placeMu serialises placement: counts, choice and the assignment write.
 	placeMu sync.Mutex
@@ -276,7 +282,7 @@ func (r *Reconciler) reconcileMirror(ctx context.Context, claim *tenancyv1alpha1
 		if err := member.Create(ctx, want); err != nil {
 			return reconcile.Result{}, fmt.Errorf("creating the mirror of %s on %s: %w", klog.KObj(claim), claim.Status.Cluster, err)
 		}
-		return reconcile.Result{RequeueAfter: waitRecheck}, nil
+		return reconcile.Result{RequeueAfter: r.mirrorRecheck(claim.Status.Cluster)}, nil
 	case err != nil:
 		return r.unreachable(ctx, claim, err.Error())
 	case have.Labels[HubClaimUIDLabel] != string(claim.UID):
@@ -308,7 +314,16 @@ func (r *Reconciler) reconcileMirror(ctx context.Context, claim *tenancyv1alpha1
 	if apimeta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
 		return reconcile.Result{RequeueAfter: readyRecheck}, nil
 	}
-	return reconcile.Result{RequeueAfter: waitRecheck}, nil
+	return reconcile.Result{RequeueAfter: r.mirrorRecheck(claim.Status.Cluster)}, nil
+}
+
+// mirrorRecheck is when a claim waiting for its mirror on member is looked at again without an event:
+// watchedRecheck when the member's mirrors are watched, waitRecheck when not (yet).
+func (r *Reconciler) mirrorRecheck(member string) time.Duration {
+	if r.Mirrors.Watched(member) {
+		return watchedRecheck
+	}
+	return waitRecheck
 }
 
 // copyCredentials copies the member's credentials Secret of the mirror to the hub, next to the claim,
@@ -362,7 +377,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, claim *tenancyv1alpha1
 		}
 		if err := member.Get(ctx, ctrl.ObjectKeyFromObject(mirror), mirror); !apierrors.IsNotFound(err) {
 			// The member's operator is still deleting the namespace (or the read failed): look again.
-			return reconcile.Result{RequeueAfter: waitRecheck}, nil
+			return reconcile.Result{RequeueAfter: r.mirrorRecheck(claim.Status.Cluster)}, nil
 		}
 	}
 	controllerutil.RemoveFinalizer(claim, Finalizer)

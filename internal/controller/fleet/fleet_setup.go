@@ -39,17 +39,21 @@ import (
 // +kubebuilder:rbac:groups=tenancy.nsclaim.dev,resources=namespaceclaims/finalizers,verbs=update
 
 // SetupWithManager registers the hub's claim reconciler: claims, and the member Secrets (a member that
-// appears, changes or goes looks again at the claims placed there and those still waiting).
+// appears, changes or goes looks again at the claims placed there and those still waiting), and the
+// mirrors on the members (Mirrors).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	isMember := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == r.Registry.Namespace && o.GetLabels()[MemberLabel] == "true"
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("fleet").
 		For(&tenancyv1alpha1.NamespaceClaim{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.memberToClaims), builder.WithPredicates(isMember)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
+	if r.Mirrors != nil {
+		b = b.WatchesRawSource(r.Mirrors.Source())
+	}
+	return b.Complete(r)
 }
 
 // memberToClaims maps a member Secret to the claims placed on that member and those waiting for one.
