@@ -17,12 +17,10 @@ limitations under the License.
 package monitoring
 
 import (
-	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -48,42 +46,18 @@ func BudgetExhausted(budget, outcome string) {
 	budgetExhaustions.WithLabelValues(budget, outcome).Inc()
 }
 
-// budgetCollector reports BudgetQueuedName and BudgetOldestWaitName from the budgets' status when scraped.
-type budgetCollector struct {
-	reader client.Reader
-	queued *prometheus.Desc
-	oldest *prometheus.Desc
-	now    func() time.Time
-}
+// NewBudgetCollector returns a collector of BudgetQueuedName and BudgetOldestWaitName from the
+// NamespaceBudgets' status in r (the manager's cache) at every scrape: a deleted budget leaves no series.
+func NewBudgetCollector(r client.Reader) prometheus.Collector { return newBudgetCollector(r, time.Now) }
 
-// NewBudgetCollector returns a collector of BudgetQueuedName and BudgetOldestWaitName that lists
-// NamespaceBudgets from r (the manager's cache) at every scrape: a deleted budget leaves no series.
-func NewBudgetCollector(r client.Reader) prometheus.Collector {
-	q, o := lookup(BudgetQueuedName), lookup(BudgetOldestWaitName)
-	return &budgetCollector{reader: r, queued: prometheus.NewDesc(q.Name, q.Help, q.Labels, nil),
-		oldest: prometheus.NewDesc(o.Name, o.Help, o.Labels, nil), now: time.Now}
-}
-
-// Describe implements prometheus.Collector.
-func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.queued
-	ch <- c.oldest
-}
-
-// Collect implements prometheus.Collector.
-func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
-	defer cancel()
-	var budgets tenancyv1alpha1.NamespaceBudgetList
-	if err := c.reader.List(ctx, &budgets, client.UnsafeDisableDeepCopy); err != nil {
-		logf.Log.WithName("monitoring").Error(err, "Listing NamespaceBudgets for metrics")
-		return
-	}
-	for i := range budgets.Items {
-		b := &budgets.Items[i]
-		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(b.Status.Queued), b.Name)
-		if since := b.Status.OldestQueuedSince; since != nil && b.Status.Queued > 0 {
-			ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, c.now().Sub(since.Time).Seconds(), b.Name)
+func newBudgetCollector(r client.Reader, now func() time.Time) prometheus.Collector {
+	return newListCollector(r, "NamespaceBudgets", func(budgets *tenancyv1alpha1.NamespaceBudgetList, d []*prometheus.Desc, ch chan<- prometheus.Metric) {
+		for i := range budgets.Items {
+			b := &budgets.Items[i]
+			gauge(ch, d[0], float64(b.Status.Queued), b.Name)
+			if since := b.Status.OldestQueuedSince; since != nil && b.Status.Queued > 0 {
+				gauge(ch, d[1], now().Sub(since.Time).Seconds(), b.Name)
+			}
 		}
-	}
+	}, BudgetQueuedName, BudgetOldestWaitName)
 }

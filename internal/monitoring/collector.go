@@ -17,14 +17,12 @@ limitations under the License.
 package monitoring
 
 import (
-	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -67,57 +65,23 @@ func ClaimState(claim *tenancyv1alpha1.NamespaceClaim) string {
 	return StatePending
 }
 
-// collectTimeout bounds a scrape's read of the cache; a cache that is not synced yet makes the list
-// wait.
-const collectTimeout = 5 * time.Second
+// NewClaimCollector returns a collector of ClaimsName, OldestWaitName and ClaimsByPhaseName from the
+// NamespaceClaims in r (the manager's cache) at every scrape, so a deleted claim leaves no series
+// behind. Only (class, state) pairs with at least one claim are reported.
+func NewClaimCollector(r client.Reader) prometheus.Collector { return newClaimCollector(r, time.Now) }
 
-// claimCollector is a prometheus.Collector that counts NamespaceClaims by class and state when
-// scraped.
-type claimCollector struct {
-	reader      client.Reader
-	desc        *prometheus.Desc
-	pendingDesc *prometheus.Desc
-	phases      *prometheus.Desc
-	now         func() time.Time
-}
-
-// NewClaimCollector returns a collector of ClaimsName, OldestWaitName and ClaimsByPhaseName that lists NamespaceClaims from r (the
-// manager's cache) at every scrape, so a deleted claim leaves no series behind. Only (class, state)
-// pairs with at least one claim are reported. If the list fails, the collector logs the error and
-// reports nothing, so that the rest of the scrape still succeeds.
-func NewClaimCollector(r client.Reader) prometheus.Collector {
-	d, p, ph := lookup(ClaimsName), lookup(OldestWaitName), lookup(ClaimsByPhaseName)
-	return &claimCollector{reader: r, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil),
-		pendingDesc: prometheus.NewDesc(p.Name, p.Help, p.Labels, nil),
-		phases:      prometheus.NewDesc(ph.Name, ph.Help, ph.Labels, nil), now: time.Now}
-}
-
-// Describe implements prometheus.Collector.
-func (c *claimCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.desc
-	ch <- c.pendingDesc
-	ch <- c.phases
-}
-
-// Collect implements prometheus.Collector.
-func (c *claimCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
-	defer cancel()
-	var claims tenancyv1alpha1.NamespaceClaimList
-	// Read-only: the cached claims themselves, not a deep copy of every claim on every scrape.
-	if err := c.reader.List(ctx, &claims, client.UnsafeDisableDeepCopy); err != nil {
-		logf.Log.WithName("monitoring").Error(err, "Listing NamespaceClaims for metrics")
-		return
-	}
-	for k, n := range CountClaims(claims.Items) {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), k.Class, k.State)
-	}
-	for k, age := range OldestWait(claims.Items, c.now()) {
-		ch <- prometheus.MustNewConstMetric(c.pendingDesc, prometheus.GaugeValue, age.Seconds(), k.Class, k.State)
-	}
-	for k, n := range CountPhases(claims.Items) {
-		ch <- prometheus.MustNewConstMetric(c.phases, prometheus.GaugeValue, float64(n), k.Class, k.State)
-	}
+func newClaimCollector(r client.Reader, now func() time.Time) prometheus.Collector {
+	return newListCollector(r, "NamespaceClaims", func(claims *tenancyv1alpha1.NamespaceClaimList, d []*prometheus.Desc, ch chan<- prometheus.Metric) {
+		for k, n := range CountClaims(claims.Items) {
+			gauge(ch, d[0], float64(n), k.Class, k.State)
+		}
+		for k, age := range OldestWait(claims.Items, now()) {
+			gauge(ch, d[1], age.Seconds(), k.Class, k.State)
+		}
+		for k, n := range CountPhases(claims.Items) {
+			gauge(ch, d[2], float64(n), k.Class, k.State)
+		}
+	}, ClaimsName, OldestWaitName, ClaimsByPhaseName)
 }
 
 // CountPhases counts claims by their resolved class and status.phase; claims without a phase are left

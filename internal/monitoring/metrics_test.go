@@ -165,8 +165,7 @@ func TestClaimCollectorCountsByClassAndState(t *testing.T) {
 	for _, o := range objs {
 		b = b.WithObjects(o)
 	}
-	c := NewClaimCollector(b.Build())
-	c.(*claimCollector).now = func() time.Time { return time.Unix(1e9+120, 0) } // deleting() is at 1e9
+	c := newClaimCollector(b.Build(), func() time.Time { return time.Unix(1e9+120, 0) }) // deleting() is at 1e9
 	want := `# HELP nsclaim_claims ` + lookup(ClaimsName).Help + `
 # TYPE nsclaim_claims gauge
 nsclaim_claims{class="",state="Refused"} 1

@@ -17,12 +17,9 @@ limitations under the License.
 package monitoring
 
 import (
-	"context"
-
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
 )
@@ -55,36 +52,17 @@ func PoolCounts(class string) (hits, misses float64) {
 	return read(poolHits.WithLabelValues(class)), read(poolMisses.WithLabelValues(class))
 }
 
-// poolCollector reports PoolNamespacesName from the classes' status.pool when scraped.
-type poolCollector struct {
-	reader client.Reader
-	desc   *prometheus.Desc
-}
-
-// NewPoolCollector returns a collector of PoolNamespacesName that lists NamespaceClasses from r (the
-// manager's cache) at every scrape: a class without a pool, or deleted, leaves no series behind.
+// NewPoolCollector returns a collector of PoolNamespacesName from the NamespaceClasses' status.pool in
+// r (the manager's cache) at every scrape: a class without a pool, or deleted, leaves no series behind.
 func NewPoolCollector(r client.Reader) prometheus.Collector {
-	d := lookup(PoolNamespacesName)
-	return &poolCollector{reader: r, desc: prometheus.NewDesc(d.Name, d.Help, d.Labels, nil)}
-}
-
-// Describe implements prometheus.Collector.
-func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-// Collect implements prometheus.Collector.
-func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
-	defer cancel()
-	var classes tenancyv1alpha1.NamespaceClassList
-	if err := c.reader.List(ctx, &classes, client.UnsafeDisableDeepCopy); err != nil {
-		logf.Log.WithName("monitoring").Error(err, "Listing NamespaceClasses for metrics")
-		return
-	}
-	for _, cl := range classes.Items {
-		if cl.Status.Pool == nil {
-			continue
+	return newListCollector(r, "NamespaceClasses", func(classes *tenancyv1alpha1.NamespaceClassList, d []*prometheus.Desc, ch chan<- prometheus.Metric) {
+		for i := range classes.Items {
+			cl := &classes.Items[i]
+			if cl.Status.Pool == nil {
+				continue
+			}
+			gauge(ch, d[0], float64(cl.Status.Pool.Ready), cl.Name, PoolStateReady)
+			gauge(ch, d[0], float64(cl.Status.Pool.Creating), cl.Name, PoolStateCreating)
 		}
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(cl.Status.Pool.Ready), cl.Name, PoolStateReady)
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(cl.Status.Pool.Creating), cl.Name, PoolStateCreating)
-	}
+	}, PoolNamespacesName)
 }
