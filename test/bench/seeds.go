@@ -192,11 +192,17 @@ func (b *bencher) seedsPhase(ctx context.Context, n int) error {
 
 	src.Data = map[string][]byte{corev1.DockerConfigJsonKey: fmt.Appendf(nil, `{"auths":{"registry.example":{"auth":"rotated-%d"}}}`, time.Now().UnixNano())}
 	copies.expect(seedpolicy.Digest(src))
+	// With --metrics-pprof the manager's CPU over the rotation's first 20 s is profiled
+	// (cpu-seeds-rotation.pb.gz).
+	profiled := b.op.cpuProfile(filepath.Dir(b.o.out), "seeds-rotation", 20*time.Second)
 	t0 = time.Now()
 	if err := b.k.c.Update(ctx, src); err != nil {
 		return fmt.Errorf("rotating the seed source: %w", err)
 	}
 	got = copies.wait(ctx, n, b.o.timeout)
+	if path := profiled(); path != "" {
+		b.logf("seeds: the manager's CPU profile over the rotation: %s (go tool pprof -top)", path)
+	}
 	lat := make([]time.Duration, 0, len(got))
 	for _, t := range got {
 		lat = append(lat, t.Sub(t0))
