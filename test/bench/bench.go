@@ -111,6 +111,8 @@ type window struct {
 	seconds map[string]float64
 	proc    procStat
 	started time.Time
+	// mgr is the manager's metrics at the start (nil without a manager).
+	mgr []sample
 }
 
 // load is what a window measured.
@@ -124,6 +126,8 @@ type load struct {
 	// seconds is kube-apiserver's time serving the window's requests, as "<verb resource> sum" and
 	// "<verb resource> count" (everyone's, not only the operator's).
 	seconds map[string]float64
+	// queue is the claim controller's reconciles, work and queue waits (the same manager process only).
+	queue *queueStats
 }
 
 // meanMillis is the mean server-side time of the window's requests "verb resource", in milliseconds.
@@ -186,6 +190,7 @@ func (b *bencher) begin(ctx context.Context, pid int) *window {
 	if pid > 0 {
 		resetPeak(pid)
 		w.proc, _ = readProc(pid)
+		w.mgr, _ = b.op.metrics()
 	}
 	if m, err := b.k.apiserverMetrics(ctx); err == nil {
 		w.before, w.seconds = requestTotals(m), requestSeconds(m)
@@ -203,6 +208,10 @@ func (w *window) end(ctx context.Context, pid int) load {
 		l.cpu, l.peakKiB, l.rssKiB = p.cpu, p.peakKiB, p.rssKiB
 		if pid == w.pid {
 			l.cpu -= w.proc.cpu
+			if m, err := w.b.op.metrics(); err == nil && w.mgr != nil {
+				q := queueStatsBetween(w.mgr, m)
+				l.queue = &q
+			}
 		}
 	}
 	if m, err := w.b.k.apiserverMetrics(ctx); err == nil {
@@ -434,6 +443,9 @@ func (b *bencher) burst(ctx context.Context, n int) error {
 	b.logf("burst %d: %d Ready in %s (%.1f/s), p50 %s p99 %s; manager CPU %.1fs, peak RSS %d MiB; %d operator requests, %.2f status writes/claim (load %s)",
 		n, len(lat), row.span.Round(time.Millisecond), row.throughput(), percentile(lat, 50).Round(time.Millisecond),
 		percentile(lat, 99).Round(time.Millisecond), l.cpu.Seconds(), l.peakKiB/1024, l.requests.total("operator"), row.statusWritesPerClaim(), loadAvg())
+	if l.queue != nil {
+		b.logf("burst %d: %s", n, l.queue.String(n, row.span))
+	}
 
 	if b.o.ceiling {
 		b.stopOperator()

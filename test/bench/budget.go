@@ -102,12 +102,15 @@ func (b *bencher) budgetCost(ctx context.Context, row *budgetRow) error {
 				return err
 			}
 		}
+		before, _ := b.op.metrics()
 		refs, err := createClaims(ctx, b.k, series, 0, n, b.o.perNS, b.o.createParallel, nil)
 		if err != nil {
 			return err
 		}
 		b.claims += len(refs)
-		if missing := b.track.waitAll(ctx, refs, b.o.timeout); missing > 0 {
+		missing := b.track.waitAll(ctx, refs, b.o.timeout)
+		after, _ := b.op.metrics()
+		if missing > 0 {
 			return fmt.Errorf("budget burst %s: %d of %d claims not Ready after %s", series, missing, n, b.o.timeout)
 		}
 		lat, last := b.track.latencies(refs)
@@ -119,6 +122,9 @@ func (b *bencher) budgetCost(ctx context.Context, row *budgetRow) error {
 		}
 		b.logf("budget cost: burst of %d %s: %.1f Ready/s, p50 %s (load %s)", n, map[bool]string{false: "without a budget", true: "with a budget that never binds"}[budgeted],
 			tput, percentile(lat, 50).Round(time.Millisecond), loadAvg())
+		if before != nil && after != nil {
+			b.logf("budget cost: %s", queueStatsBetween(before, after).String(n, last.Sub(refs[0].created)))
+		}
 	}
 	b.logf("budget cost: throughput with a budget %.2fx without (target >= 0.95x)", row.budget/row.none)
 	return nil
