@@ -226,13 +226,19 @@ func (r *replica) metrics() ([]sample, error) {
 	return parseMetrics(string(b)), nil
 }
 
+// The label names of controller-runtime's controller and work queue metrics.
+const (
+	labelController = "controller"
+	labelName       = "name"
+)
+
 // isLeader reports whether the replica holds the leader election lease, from its own metric.
 func (r *replica) isLeader() bool {
 	m, err := r.metrics()
 	if err != nil {
 		return false
 	}
-	return sum(m, "leader_election_master_status", map[string]string{"name": leaseName}) == 1
+	return sum(m, "leader_election_master_status", map[string]string{labelName: leaseName}) == 1
 }
 
 // caughtUp reports whether the replica has reconciled at least n claims since it started and has
@@ -242,9 +248,9 @@ func (r *replica) caughtUp(n int) (bool, float64) {
 	if err != nil {
 		return false, 0
 	}
-	total := sum(m, "controller_runtime_reconcile_total", map[string]string{"controller": claimController})
-	depth := sum(m, "workqueue_depth", map[string]string{"name": claimController})
-	active := sum(m, "controller_runtime_active_workers", map[string]string{"controller": claimController})
+	total := sum(m, "controller_runtime_reconcile_total", map[string]string{labelController: claimController})
+	depth := sum(m, "workqueue_depth", map[string]string{labelName: claimController})
+	active := sum(m, "controller_runtime_active_workers", map[string]string{labelController: claimController})
 	return total >= float64(n) && depth == 0 && active == 0, total
 }
 

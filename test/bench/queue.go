@@ -41,13 +41,13 @@ type queueStats struct {
 // queueStatsBetween is the claim controller's queueStats between two scrapes of the manager's metrics.
 func queueStatsBetween(before, after []sample) queueStats {
 	q := queueStats{reconciles: map[string]float64{}}
-	ctl := map[string]string{"controller": claimController}
-	queue := map[string]string{"name": claimController}
+	ctl := map[string]string{labelController: claimController}
+	queue := map[string]string{labelName: claimController}
 	d := func(name string, match map[string]string) float64 {
 		return sum(after, name, match) - sum(before, name, match)
 	}
 	for _, res := range []string{"success", "error", "requeue", "requeue_after"} {
-		if n := d("controller_runtime_reconcile_total", map[string]string{"controller": claimController, "result": res}); n > 0 {
+		if n := d("controller_runtime_reconcile_total", map[string]string{labelController: claimController, "result": res}); n > 0 {
 			q.reconciles[res] = n
 		}
 	}
