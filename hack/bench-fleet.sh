@@ -6,12 +6,12 @@
 # against a raw client making the same namespaces on the same three members at once (the usable
 # ceiling). Figures are printed, never asserted. Stops everything it started.
 # Usage: hack/bench-fleet.sh [test/bench flags, e.g. --fleet-claims=100 --fleet-burst=500]
-# Environment: FLEET_DIR [tmp/fleet-bench], FLEET_PORT_BASE [34000], MANAGER_BIN [$FLEET_DIR/manager].
+# Environment: FLEET_DIR [tmp/fleet-bench], FLEET_PORT_BASE [12000: below the ephemeral ports, 32768 and up, that a client connection may hold], MANAGER_BIN [$FLEET_DIR/manager].
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO_ROOT"
 export FLEET_DIR=${FLEET_DIR:-$REPO_ROOT/tmp/fleet-bench}
-export FLEET_PORT_BASE=${FLEET_PORT_BASE:-34000}
+export FLEET_PORT_BASE=${FLEET_PORT_BASE:-12000}
 # shellcheck source=hack/lib/fleet.sh
 source "$REPO_ROOT/hack/lib/fleet.sh"
 trap fleet_down EXIT
