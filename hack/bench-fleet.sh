@@ -12,6 +12,8 @@ REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO_ROOT"
 export FLEET_DIR=${FLEET_DIR:-$REPO_ROOT/tmp/fleet-bench}
 export FLEET_PORT_BASE=${FLEET_PORT_BASE:-12000}
+# The hub's metrics over plain HTTP on this machine, so the bench can read its work queue.
+export HUB_ARGS="--metrics-secure=false ${HUB_ARGS:-}"
 # shellcheck source=hack/lib/fleet.sh
 source "$REPO_ROOT/hack/lib/fleet.sh"
 trap fleet_down EXIT

@@ -85,6 +85,19 @@ type fleetBench struct {
 	claims  int
 }
 
+// hubController is the controller-runtime name of the hub's claim controller.
+const hubController = "fleet"
+
+// hubMetrics scrapes the hub's metrics endpoint: hack/bench-fleet.sh serves it over plain HTTP on
+// FLEET_PORT_BASE+44 (the hub is cluster 0 of hack/lib/fleet.sh).
+func (f *fleetBench) hubMetrics() ([]sample, error) {
+	base := 12000
+	if v, err := strconv.Atoi(os.Getenv("FLEET_PORT_BASE")); err == nil {
+		base = v
+	}
+	return (&replica{ports: replicaPorts{metrics: base + 44}}).metrics()
+}
+
 func (f *fleetBench) logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s bench fleet: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
@@ -226,6 +239,7 @@ func (f *fleetBench) burst(ctx context.Context) error {
 	}
 	f.logf("burst of %d claims on the hub (load %s)", n, loadAvg())
 	p0, _ := readProc(f.hubPID)
+	m0, _ := f.hubMetrics()
 	refs, err := createClaims(ctx, f.hub, "fburst", 0, n, f.o.perNS, f.o.createParallel, nil)
 	if err != nil {
 		return err
@@ -234,11 +248,15 @@ func (f *fleetBench) burst(ctx context.Context) error {
 	missing := f.track.waitAll(ctx, refs, f.o.timeout)
 	lat, last := f.track.latencies(refs)
 	p1, _ := readProc(f.hubPID)
+	m1, _ := f.hubMetrics()
 	row := burstRow{n: n, ready: len(lat), lat: lat, span: last.Sub(refs[0].created)}
 	counts, _ := f.placedOn(ctx, refs)
 	f.logf("burst %d: %d Ready on the hub in %s (%.1f/s), p50 %s p99 %s, %d not Ready; placed %v; hub CPU %.1fs, RSS %.1f MiB (load %s)",
 		n, len(lat), row.span.Round(time.Millisecond), row.throughput(), percentile(lat, 50).Round(time.Millisecond),
 		percentile(lat, 99).Round(time.Millisecond), missing, counts, (p1.cpu - p0.cpu).Seconds(), float64(p1.rssKiB)/1024, loadAvg())
+	if m0 != nil && m1 != nil {
+		f.logf("burst %d: the hub's %s", n, controllerStatsBetween(hubController, m0, m1).String(n, row.span))
+	}
 
 	ceil, err := f.ceiling(ctx, n)
 	if err != nil {

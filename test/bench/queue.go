@@ -29,6 +29,7 @@ import (
 // workers x duration, with long waits, means the claims waited for something else than a worker: a
 // requeue's delay, an event, the API server.
 type queueStats struct {
+	controller string
 	reconciles map[string]float64
 	work       float64
 	works      float64
@@ -40,14 +41,19 @@ type queueStats struct {
 
 // queueStatsBetween is the claim controller's queueStats between two scrapes of the manager's metrics.
 func queueStatsBetween(before, after []sample) queueStats {
-	q := queueStats{reconciles: map[string]float64{}}
-	ctl := map[string]string{labelController: claimController}
-	queue := map[string]string{labelName: claimController}
+	return controllerStatsBetween(claimController, before, after)
+}
+
+// controllerStatsBetween is the queueStats of the controller named controller between two scrapes.
+func controllerStatsBetween(controller string, before, after []sample) queueStats {
+	q := queueStats{controller: controller, reconciles: map[string]float64{}}
+	ctl := map[string]string{labelController: controller}
+	queue := map[string]string{labelName: controller}
 	d := func(name string, match map[string]string) float64 {
 		return sum(after, name, match) - sum(before, name, match)
 	}
 	for _, res := range []string{"success", "error", "requeue", "requeue_after"} {
-		if n := d("controller_runtime_reconcile_total", map[string]string{labelController: claimController, "result": res}); n > 0 {
+		if n := d("controller_runtime_reconcile_total", map[string]string{labelController: controller, "result": res}); n > 0 {
 			q.reconciles[res] = n
 		}
 	}
@@ -55,6 +61,14 @@ func queueStatsBetween(before, after []sample) queueStats {
 	q.workers = sum(after, "controller_runtime_max_concurrent_reconciles", ctl)
 	q.wait, q.waits = d("workqueue_queue_duration_seconds_sum", queue), d("workqueue_queue_duration_seconds_count", queue)
 	return q
+}
+
+// name is the controller's name in the report ("claim" for the claim controller).
+func (q queueStats) name() string {
+	if q.controller == claimController || q.controller == "" {
+		return "claim"
+	}
+	return q.controller
 }
 
 // String is the one-line report: reconciles per claim by result, mean work per reconcile, the workers'
@@ -78,6 +92,6 @@ func (q queueStats) String(claims int, dur time.Duration) string {
 	if q.waits > 0 {
 		wait = q.wait / q.waits
 	}
-	return fmt.Sprintf("claim controller: %.2f reconciles/claim (%s), %.1f ms work per reconcile, %.0f workers busy %.0f%% of the span, %.1f ms mean queue wait",
-		total/float64(claims), strings.Join(parts, ", "), 1000*q.work/q.works, q.workers, 100*busy, 1000*wait)
+	return fmt.Sprintf("%s controller: %.2f reconciles/claim (%s), %.1f ms work per reconcile, %.0f workers busy %.0f%% of the span, %.1f ms mean queue wait",
+		q.name(), total/float64(claims), strings.Join(parts, ", "), 1000*q.work/q.works, q.workers, 100*busy, 1000*wait)
 }

@@ -40,6 +40,16 @@ workqueue_queue_duration_seconds_count{name="namespaceclaim"} ` + f(waits) + `
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	hub := controllerStatsBetween("fleet", parseMetrics(`controller_runtime_reconcile_total{controller="fleet",result="success"} 0
+controller_runtime_reconcile_time_seconds_count{controller="fleet"} 0
+`), parseMetrics(`controller_runtime_reconcile_total{controller="fleet",result="success"} 50
+controller_runtime_reconcile_time_seconds_sum{controller="fleet"} 5
+controller_runtime_reconcile_time_seconds_count{controller="fleet"} 50
+controller_runtime_max_concurrent_reconciles{controller="fleet"} 10
+`))
+	if got, want := hub.String(50, 10*time.Second), "fleet controller: 1.00 reconciles/claim (success 1.00), 100.0 ms work per reconcile, 10 workers busy 5% of the span, 0.0 ms mean queue wait"; got != want {
+		t.Errorf("the hub's controller:\ngot  %s\nwant %s", got, want)
+	}
 	if got := (queueStats{}).String(100, time.Second); got != "no reconcile metrics" {
 		t.Errorf("without metrics: %s", got)
 	}
