@@ -18,11 +18,9 @@ package fleet
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -107,7 +105,7 @@ func (s *Sweeper) sweepMember(ctx context.Context, member string, hub map[string
 		return err
 	}
 	var mirrors tenancyv1alpha1.NamespaceClaimList
-	if err := c.List(ctx, &mirrors, client.InNamespace(s.MemberNamespace), client.HasLabels{HubClaimUIDLabel}); err != nil {
+	if err := c.List(ctx, &mirrors, client.InNamespace(s.MemberNamespace), client.MatchingLabelsSelector{Selector: hubClaimSelector}); err != nil {
 		return err
 	}
 	for i := range mirrors.Items {
@@ -137,8 +135,8 @@ func (s *Sweeper) sweepMember(ctx context.Context, member string, hub map[string
 // and so is one being deleted.
 func orphan(mirror *tenancyv1alpha1.NamespaceClaim, member string, hub *tenancyv1alpha1.NamespaceClaim) bool {
 	uid := mirror.Labels[HubClaimUIDLabel]
-	if uid == "" || !mirror.DeletionTimestamp.IsZero() || mirror.Annotations[ClusterAnnotation] != member ||
-		!strings.Contains(mirror.Annotations[HubClaimAnnotation], "/") {
+	if _, named := HubClaimKey(mirror.Annotations[HubClaimAnnotation]); uid == "" || !mirror.DeletionTimestamp.IsZero() ||
+		mirror.Annotations[ClusterAnnotation] != member || !named {
 		return false
 	}
 	return hub == nil || string(hub.UID) != uid
@@ -146,9 +144,9 @@ func orphan(mirror *tenancyv1alpha1.NamespaceClaim, member string, hub *tenancyv
 
 // hubClaim reads the hub claim namespace/name uncached, nil when it is gone.
 func (s *Sweeper) hubClaim(ctx context.Context, key string) (*tenancyv1alpha1.NamespaceClaim, error) {
-	ns, name, _ := strings.Cut(key, "/")
+	nn, _ := HubClaimKey(key)
 	c := &tenancyv1alpha1.NamespaceClaim{}
-	err := s.Hub.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, c)
+	err := s.Hub.Get(ctx, nn, c)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
