@@ -50,6 +50,8 @@ func TestOrphan(t *testing.T) {
 		{"no cluster in the record (not the hub's, or older)", mirror(func(m *tenancyv1alpha1.NamespaceClaim) { delete(m.Annotations, ClusterAnnotation) }), "m2", nil, false},
 		{"no hub claim UID", mirror(func(m *tenancyv1alpha1.NamespaceClaim) { m.Labels = nil }), "m2", nil, false},
 		{"no hub claim name", mirror(func(m *tenancyv1alpha1.NamespaceClaim) { m.Annotations[HubClaimAnnotation] = "pr-1" }), "m2", nil, false},
+		{"a hub claim name with no name", mirror(func(m *tenancyv1alpha1.NamespaceClaim) { m.Annotations[HubClaimAnnotation] = "ci/" }), "m2", nil, false},
+		{"a hub claim name of three parts", mirror(func(m *tenancyv1alpha1.NamespaceClaim) { m.Annotations[HubClaimAnnotation] = "ci/pr-1/x" }), "m2", nil, false},
 		{"already being deleted", mirror(func(m *tenancyv1alpha1.NamespaceClaim) { m.DeletionTimestamp = &now }), "m2", nil, false},
 	}
 	for _, tc := range cases {
