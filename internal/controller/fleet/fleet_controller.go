@@ -116,69 +116,49 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // resourceVersion): the one status write that is not the reconcile's last, because it must land before
 // anything is written on a member. placed is false when the claim waits (NoEligibleCluster) or is
 // refused by its class.
-//
-// The choice is made under placeMu and reserved in the ledger before the lock is let go, so the next
-// placement counts it; the write itself is made outside the lock, so a burst's placements wait for
-// each other's decisions, not for each other's round trips to the API server. A write that certainly
-// failed (a conflict: the claim changed) gives the reservation back; one whose outcome is unknown keeps
-// it, counted for this claim alone (the ledger is keyed by the claim's UID) until the claim is placed
-// again or released.
 func (r *Reconciler) place(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, began time.Time) (bool, reconcile.Result, error) {
-	d, class, res, err := r.choose(ctx, claim, began)
-	if d.Cluster == "" || err != nil {
-		return false, res, err
+	r.placeMu.Lock()
+	defer r.placeMu.Unlock()
+	var classes tenancyv1alpha1.NamespaceClassList
+	if err := r.Client.List(ctx, &classes); err != nil {
+		return false, reconcile.Result{}, fmt.Errorf("listing classes: %w", err)
+	}
+	class, refusal := claimpolicy.ResolveClass(claim, classes.Items)
+	if refusal != nil {
+		return false, reconcile.Result{RequeueAfter: readyRecheck}, r.writeWait(ctx, claim, refusal.Reason, refusal.Message)
+	}
+	req, err := request(claim, class)
+	if err != nil {
+		return false, reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	claims, placed, err := r.assignments(ctx)
+	if err != nil {
+		return false, reconcile.Result{}, err
+	}
+	reason, msg, err := r.budgetGate(ctx, claim, class, claims, placed, classes.Items)
+	if err != nil {
+		return false, reconcile.Result{}, err
+	}
+	if reason != "" {
+		return false, reconcile.Result{RequeueAfter: waitRecheck}, r.writeWait(ctx, claim, reason, msg)
+	}
+	members, err := r.Registry.Members(ctx, r.Clock.Now())
+	if err != nil {
+		return false, reconcile.Result{}, err
+	}
+	count(members, placed, class.Name)
+	d := r.chooseVerified(ctx, req, members, began)
+	if d.Cluster == "" {
+		return false, reconcile.Result{RequeueAfter: waitRecheck}, r.writeWait(ctx, claim, tenancyv1alpha1.NoEligibleClusterReason, d.Message())
 	}
 	claim.Status.Cluster, claim.Status.ClassName = d.Cluster, class.Name
 	setCondition(&claim.Status, claim.Generation, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.ProvisioningReason,
 		"placed on member cluster "+d.Cluster)
 	if err := r.Client.Status().Update(ctx, claim); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			r.ledger.remove(claim.UID)
-		}
 		return false, reconcile.Result{}, fmt.Errorf("writing the assignment of %s to %s: %w", klog.KObj(claim), d.Cluster, err)
 	}
-	return true, reconcile.Result{}, nil
-}
-
-// choose makes place's decision under placeMu and reserves it in the ledger. An empty d.Cluster means
-// the claim was not placed: res and err say what follows (a wait, a refusal, an error).
-func (r *Reconciler) choose(ctx context.Context, claim *tenancyv1alpha1.NamespaceClaim, began time.Time) (placement.Decision, *tenancyv1alpha1.NamespaceClass, reconcile.Result, error) {
-	r.placeMu.Lock()
-	defer r.placeMu.Unlock()
-	var classes tenancyv1alpha1.NamespaceClassList
-	if err := r.Client.List(ctx, &classes); err != nil {
-		return placement.Decision{}, nil, reconcile.Result{}, fmt.Errorf("listing classes: %w", err)
-	}
-	class, refusal := claimpolicy.ResolveClass(claim, classes.Items)
-	if refusal != nil {
-		return placement.Decision{}, nil, reconcile.Result{RequeueAfter: readyRecheck}, r.writeWait(ctx, claim, refusal.Reason, refusal.Message)
-	}
-	req, err := request(claim, class)
-	if err != nil {
-		return placement.Decision{}, nil, reconcile.Result{}, reconcile.TerminalError(err)
-	}
-	claims, placed, err := r.assignments(ctx)
-	if err != nil {
-		return placement.Decision{}, nil, reconcile.Result{}, err
-	}
-	reason, msg, err := r.budgetGate(ctx, claim, class, claims, placed, classes.Items)
-	if err != nil {
-		return placement.Decision{}, nil, reconcile.Result{}, err
-	}
-	if reason != "" {
-		return placement.Decision{}, nil, reconcile.Result{RequeueAfter: waitRecheck}, r.writeWait(ctx, claim, reason, msg)
-	}
-	members, err := r.Registry.Members(ctx, r.Clock.Now())
-	if err != nil {
-		return placement.Decision{}, nil, reconcile.Result{}, err
-	}
-	count(members, placed, class.Name)
-	d := r.chooseVerified(ctx, req, members, began)
-	if d.Cluster == "" {
-		return d, nil, reconcile.Result{RequeueAfter: waitRecheck}, r.writeWait(ctx, claim, tenancyv1alpha1.NoEligibleClusterReason, d.Message())
-	}
 	r.ledger.add(claim.UID, d.Cluster, class.Name)
-	return d, class, reconcile.Result{}, nil
+	return true, reconcile.Result{}, nil
 }
 
 // chooseVerified chooses a member and verifies its readiness and fence by a probe that began after the

@@ -25,9 +25,8 @@ import (
 // assignment is one claim's member and class.
 type assignment struct{ cluster, class string }
 
-// ledger holds the assignments this process chose (reserved under placeMu before their write is sent)
-// and wrote, so the next placement counts them before the cache shows them; an entry goes when its
-// claim is released, or when its write certainly failed.
+// ledger holds the assignments this process wrote, so the next placement counts them before the
+// cache shows them; an entry goes when its claim is released.
 type ledger struct {
 	mu sync.Mutex
 	m  map[types.UID]assignment
