@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package childapply writes the objects nsclaim keeps inside a namespace (a claim's children) with
-// server-side apply, and decides, without a client, whether one needs writing at all: the apply
+// Package childapply writes the objects nsclaim keeps inside a namespace (a claim's children), created
+// when missing and with server-side apply otherwise, and decides, without a client, whether one needs writing at all: the apply
 // configuration of a typed object, a digest of it in claimpolicy.AppliedAnnotation (the fields nsclaim
 // once set and no longer does), the comparison of what is desired with what the object holds, and the
 // few cases where an apply changes nothing anyone may do (an RBAC object that grants what it should,
@@ -70,9 +70,10 @@ type Options struct {
 	DeferMarks bool
 }
 
-// Apply makes the child want exist as built, with a server-side apply under kube.FieldOwner that
-// forces ownership of the fields nsclaim sets and leaves every other field (a label a tenant added)
-// alone. It reads the object through the cache first; one the cache does not hold (missing, stripped
+// Apply makes the child want exist as built: a child that is missing is created, and one that exists is
+// changed with a server-side apply under kube.FieldOwner that forces ownership of the fields nsclaim
+// sets and leaves every other field (a label a tenant added) alone (the fields of a created child are
+// made the apply's first, see ownCreatedFields). It reads the object through the cache first; one the cache does not hold (missing, stripped
 // of its nsclaim labels, or made moments ago) is read from the API server when o.ReadOnMiss is set,
 // and is otherwise applied at once. Nothing is sent when the object already carries everything the
 // apply would set (see childAction). A binding whose roleRef differs is deleted and created again,
@@ -134,7 +135,19 @@ func (a Applier) Apply(ctx context.Context, want client.Object, o Options) (repa
 		named = false
 	}
 	applied := &unstructured.Unstructured{Object: desired}
-	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
+	// A child that is not there is created: kube-apiserver spends about 1.7 times as long on an apply as
+	// on a create of the same object (docs/benchmarks.md, "The cold burst, A/B"), and a fresh namespace's
+	// children are all missing. One the cache missed that exists after all is applied.
+	if !ok || action == childReplace {
+		created, err := a.create(ctx, applied)
+		if err != nil {
+			return false, false, fmt.Errorf("creating %s %s: %w", gvk.Kind, key, err)
+		}
+		if created {
+			return repair, false, nil
+		}
+	}
+	if err := a.apply(ctx, applied); err != nil {
 		return false, false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
 	// The apply removed the claim-name annotation if nsclaim's field owner had applied it (0.3.0); one
@@ -143,6 +156,29 @@ func (a Applier) Apply(ctx context.Context, want client.Object, o Options) (repa
 		return repair, false, a.dropClaimName(ctx, have, gvk.Kind)
 	}
 	return repair, false, nil
+}
+
+// apply applies u under kube.FieldOwner, forcing ownership of the fields it sets. A server-side apply
+// removes a field nsclaim no longer sets only if no other managed-fields entry owns it, and
+// kube-apiserver keys entries by manager and operation: fields nsclaim's create (or an update of 0.2.0)
+// set and the apply no longer sets stay owned by that Update entry. When the apply's answer shows such
+// fields (createdLeftovers), the Update entry is merged into the apply's (ownCreated) and the apply
+// sent again, which removes them. That takes two writes more, only when the class dropped a field of a
+// child that was created.
+func (a Applier) apply(ctx context.Context, u *unstructured.Unstructured) error {
+	desired := u.DeepCopy()
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
+		return err
+	}
+	left, err := createdLeftovers(u.GetManagedFields(), kube.FieldOwner)
+	if err != nil || !left {
+		return err
+	}
+	if err := a.ownCreated(ctx, u); err != nil {
+		return err
+	}
+	*u = *desired
+	return a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(kube.FieldOwner), client.ForceOwnership)
 }
 
 // digestOnly reports whether current, an object that exists, carries every field of the apply
