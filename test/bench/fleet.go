@@ -240,6 +240,7 @@ func (f *fleetBench) burst(ctx context.Context) error {
 	f.logf("burst of %d claims on the hub (load %s)", n, loadAvg())
 	p0, _ := readProc(f.hubPID)
 	m0, _ := f.hubMetrics()
+	c0 := fleetCPU(f.dir)
 	refs, err := createClaims(ctx, f.hub, "fburst", 0, n, f.o.perNS, f.o.createParallel, nil)
 	if err != nil {
 		return err
@@ -249,6 +250,7 @@ func (f *fleetBench) burst(ctx context.Context) error {
 	lat, last := f.track.latencies(refs)
 	p1, _ := readProc(f.hubPID)
 	m1, _ := f.hubMetrics()
+	c1 := fleetCPU(f.dir)
 	row := burstRow{n: n, ready: len(lat), lat: lat, span: last.Sub(refs[0].created)}
 	counts, _ := f.placedOn(ctx, refs)
 	f.logf("burst %d: %d Ready on the hub in %s (%.1f/s), p50 %s p99 %s, %d not Ready; placed %v; hub CPU %.1fs, RSS %.1f MiB (load %s)",
@@ -257,11 +259,14 @@ func (f *fleetBench) burst(ctx context.Context) error {
 	if m0 != nil && m1 != nil {
 		f.logf("burst %d: the hub's %s", n, controllerStatsBetween(hubController, m0, m1).String(n, row.span))
 	}
+	f.logf("burst %d: %s", n, cpuLine(c0, c1, n))
 
+	c0 = fleetCPU(f.dir)
 	ceil, err := f.ceiling(ctx, n)
 	if err != nil {
 		return err
 	}
+	f.logf("usable ceiling %d: %s (the bench's raw clients are in the machine's figure only)", n, cpuLine(c0, fleetCPU(f.dir), n))
 	f.logf("usable ceiling, a raw client making %d namespaces across %d members at once (%d workers per member): %d usable in %s (%.1f/s), p50 %s (load %s)",
 		n, len(f.members), f.o.ceilingWorkers, ceil.ready, ceil.span.Round(time.Millisecond), ceil.throughput(), percentile(ceil.lat, 50).Round(time.Millisecond), loadAvg())
 	f.logf("RESULT burst %d across %d members: nsclaim %.1f/s, usable ceiling %.1f/s: %.2fx (issue 46: at least 0.9x)",
