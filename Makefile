@@ -71,7 +71,7 @@ vet: ## Run go vet against code.
 # test starts with verify: generated code, CRDs, RBAC, the bundle and docs/metrics.md are regenerated
 # and the run fails if that changed anything, so a stale tree fails instead of being fixed silently.
 .PHONY: test
-test: verify vet lint test-unit test-alerts test-install test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-olm test-kind test-kind-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the release manifests installed alone, the security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, install/upgrade through real OLM, then on kind the e2e suite with the operator as a Pod, test/node's cases and the scorecard as Pods (test-kind, in place of test-local's e2e and test-node: docs/node.md), its install and upgrade by operator-sdk run bundle and an OLM catalog (test-kind-olm, in place of test-node-olm), then the release directory installed as a user downloads it (test-release-rehearsal).
+test: verify vet lint test-unit test-alerts test-install test-security test-oidc test-metrics test-failover verify-bundle scorecard-local test-kind test-kind-olm test-release-rehearsal ## The whole test suite: verify (nothing generated is stale), vet, lint, unit and envtest suites, alert rule tests, the release manifests installed alone, the security, keyless (OIDC), metrics and failover suites on local clusters, bundle and catalog validation, scorecard, then on kind the e2e suite with the operator as a Pod, test/node's cases and the scorecard as Pods (test-kind, in place of test-local's e2e and test-node: docs/node.md), its install and upgrade by operator-sdk run bundle and an OLM catalog (test-kind-olm, in place of test-node-olm and of test-olm, the same test/olm with OLM as processes and kwok as the node), then the release directory installed as a user downloads it (test-release-rehearsal).
 
 # NSCLAIM_REQUIRE_ENVTEST turns the envtest tests' skip (no control plane) into a failure.
 .PHONY: test-unit
@@ -204,7 +204,7 @@ kind-node-image: control-plane node kubeadm ## Build kind's node image offline (
 	KUBE_VERSION=$(KUBE_VERSION) KIND_VERSION=$(KIND_VERSION) hack/kind-node-image.sh
 
 .PHONY: test-olm
-test-olm: control-plane kustomize operator-sdk opm olm kwok ## Install, upgrade and uninstall through real OLM on a local cluster (OLM's operators as processes, kwok as the node).
+test-olm: control-plane kustomize operator-sdk opm olm kwok ## Install, upgrade and uninstall through real OLM on a local cluster (OLM's operators as processes, kwok as the node; not in make test: test-kind-olm runs the same test/olm on kind).
 	VERSION=$(VERSION) PREVIOUS_VERSION=$(PREVIOUS_VERSION) KWOK_VERSION=$(KWOK_VERSION) hack/test-olm.sh
 
 # OLM e2e on kind (hack/test-e2e-olm.sh): `operator-sdk run bundle` of PREVIOUS_VERSION and `run

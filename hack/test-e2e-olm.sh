@@ -149,7 +149,7 @@ main() {
       [[ $KIND_REGISTRY == local ]] || { say "catalog: needs KIND_REGISTRY=local"; exit 2; }
       apply_fence "$PREV/src" "$PREVIOUS_VERSION"
       serve_catalog "$REGISTRY/nsclaim/nsclaim-operator-catalog:from"
-      olm_test catalog "$PREV" NSCLAIM_OLM_COPIED_CSVS=disabled \
+      olm_test catalog "$PREV" NSCLAIM_OLM_COPIED_CSVS=disabled NSCLAIM_OLM_NO_MONITORING_CRDS=1 \
         NSCLAIM_OLM_CATALOG_ADDRESS="$(kc -n olm get service nsclaim-catalog -o jsonpath='{.spec.clusterIP}'):50051" \
         NSCLAIM_OLM_OFFER_UPGRADE_CMD="$SELF offer-upgrade" NSCLAIM_OLM_KUBECONFIG_SERVER="https://$NODE_IP:6443" || status=$?
       ;;
@@ -164,6 +164,10 @@ main() {
 
 case ${1:-} in
 offer-upgrade)
+  # Monitoring is optional under OLM: VERSION's bundle carries no monitoring.coreos.com object, so it
+  # installs on a cluster without the Prometheus Operator's CRDs (test/olm checks they are gone:
+  # NSCLAIM_OLM_NO_MONITORING_CRDS). The catalog path only: run bundle-upgrade is not tried without them.
+  kc delete --wait -f "$REPO_ROOT/test/olm/monitoring-crds.yaml" >/dev/null
   apply_fence "$REPO_ROOT" "$VERSION"
   serve_catalog "$REGISTRY/nsclaim/nsclaim-operator-catalog:to"
   ;;

@@ -56,6 +56,8 @@
 # and carry on.
 set -euo pipefail
 REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/fence-identity.sh
+source "$REPO_ROOT/hack/lib/fence-identity.sh"
 SELF="$REPO_ROOT/hack/test-olm.sh"
 export LOCAL_CLUSTER_DIR=${TEST_OLM_CLUSTER_DIR:-$REPO_ROOT/tmp/olm-cluster}
 export APISERVER_PORT=${TEST_OLM_APISERVER_PORT:-29443} ETCD_CLIENT_PORT=${TEST_OLM_ETCD_CLIENT_PORT:-25379}
@@ -232,25 +234,6 @@ EOF
   return "$status"
 }
 
-# check_fence_identity fails unless the fence's username regex (the fence matches it, the label guard
-# its negation) matches the ServiceAccount every CSV of the catalog runs the operator under, in any
-# install namespace, and nothing else.
-check_fence_identity() {
-  local fence=$1 regex sa csv
-  regex=$(sed -n "s/.*request\.userInfo\.username\.matches('\([^']*\)').*/\1/p" <<<"$fence" | sort -u)
-  [ -n "$regex" ] && [ "$(wc -l <<<"$regex")" -eq 1 ] || { log "the fence and the label guard must match one username regex, found: $regex"; return 1; }
-  for csv in "$REPO_ROOT"/bundle/manifests/*.clusterserviceversion.yaml "$(previous_release)"/bundle/manifests/*.clusterserviceversion.yaml; do
-    [ -f "$csv" ] || continue
-    for sa in $(sed -n 's/^ *serviceAccountName: *//p' "$csv" | sort -u); do
-      for ns in operators openshift-operators nsclaim-operator-system; do
-        grep -Eq "$regex" <<<"system:serviceaccount:$ns:$sa" ||
-          { log "the fence's username regex $regex does not match system:serviceaccount:$ns:$sa, which $csv runs the operator as"; return 1; }
-      done
-      if grep -Eq "$regex" <<<"system:serviceaccount:operators:$sa-other"; then log "the fence's username regex $regex matches more than $sa"; return 1; fi
-    done
-  done
-}
-
 # apply_olm_config applies OLM's cluster-wide OLMConfig as docs/olm.md tells an admin to: no copied
 # CSVs (unless TEST_OLM_COPIED_CSVS=enabled).
 apply_olm_config() {
@@ -277,7 +260,7 @@ EOF
 apply_fence() {
   local src=$1 what=$2 fence out
   fence=$("$KUSTOMIZE" build "$src/config/fence")
-  check_fence_identity "$fence"
+  check_fence_identity "$fence" "$REPO_ROOT/bundle" "$(previous_release)/bundle"
   "${KUBECTL[@]}" apply --server-side -f - <<<"$fence" >/dev/null
   for _ in $(seq 1 60); do
     if ! out=$(printf 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: label-guard-probe\n  namespace: default\n  labels: {tenancy.nsclaim.dev/managed-by: nsclaim}\n' |

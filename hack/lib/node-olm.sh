@@ -2,6 +2,9 @@
 # OLM on a local node, shared by hack/test-node-olm.sh and hack/test-release-rehearsal.sh. The caller
 # defines kc (kubectl of the cluster) and say, and sets REPO_ROOT and STATE (its state directory).
 
+# shellcheck source=fence-identity.sh
+source "$REPO_ROOT/hack/lib/fence-identity.sh"
+
 # wait_established FILE: kubectl wait fails ("accessor error") on a CRD that has no conditions yet.
 wait_established() {
   for _ in $(seq 1 60); do
@@ -69,12 +72,15 @@ YAML
   say "catalog Pod serves $1 ($(kc -n olm get pods -l app=nsclaim-catalog -o jsonpath='{.items[0].metadata.name} on {.items[0].spec.nodeName}'))"
 }
 
-# apply_fence SRC WHAT: SRC/config/fence, as an admin applies it, then wait until it is enforced (an
-# admin's dry run of a ServiceAccount labelled as nsclaim's is denied by the label guard). The caller
-# also sets KUSTOMIZE.
+# apply_fence SRC WHAT: SRC/config/fence, as an admin applies it, once its username regex is checked
+# against the ServiceAccount of this tree's CSVs and of PREV's (check_fence_identity; PREV, when set, is
+# the previous release's directory), then wait until it is enforced (an admin's dry run of a
+# ServiceAccount labelled as nsclaim's is denied by the label guard). The caller also sets KUSTOMIZE.
 apply_fence() {
-  local src=$1 what=$2 out
-  "$KUSTOMIZE" build "$src/config/fence" | kc apply --server-side --force-conflicts -f - >/dev/null
+  local src=$1 what=$2 out fence
+  fence=$("$KUSTOMIZE" build "$src/config/fence")
+  check_fence_identity "$fence" "$REPO_ROOT/bundle" ${PREV:+"$PREV/bundle"} || return 1
+  kc apply --server-side --force-conflicts -f - <<<"$fence" >/dev/null
   for _ in $(seq 1 60); do
     if ! out=$(printf 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: label-guard-probe\n  namespace: default\n  labels: {tenancy.nsclaim.dev/managed-by: nsclaim}\n' |
       kc create --dry-run=server -f - 2>&1) && [[ $out == *label-guard* ]]; then
@@ -133,7 +139,8 @@ olm_push() {
   "$@" "$IMAGES/catalog-to.tar" "nsclaim/nsclaim-operator-catalog:to" >/dev/null
 }
 
-# olm_test MODE PREV ENV...: test/olm (TestInstallUpgradeUninstall) with PREVIOUS_VERSION (its bundle in
+# olm_test MODE PREV ENV...: test/olm (TestInstallUpgradeUninstall, TestBundleHasNoMonitoringObjects and
+# TestSubset) with PREVIOUS_VERSION (its bundle in
 # PREV/bundle) as FROM and this tree as TO, in the namespace NS, ENV... added; its log in
 # STATE/olm-test-MODE.log, of which the summary lines are printed, and on failure the cluster's state.
 olm_test() {
@@ -142,7 +149,7 @@ olm_test() {
   env NSCLAIM_OLM_NAMESPACE="$NS" NSCLAIM_OLM_FROM_CSV="nsclaim-operator.v$PREVIOUS_VERSION" \
     NSCLAIM_OLM_TO_CSV="nsclaim-operator.v$VERSION" NSCLAIM_OLM_FROM_BUNDLE="$prev/bundle" \
     NSCLAIM_OLM_TO_BUNDLE="$REPO_ROOT/bundle" "$@" \
-    go test "$REPO_ROOT/test/olm/" -run TestInstallUpgradeUninstall -count=1 -v -timeout 20m \
+    go test "$REPO_ROOT/test/olm/" -run 'TestInstallUpgradeUninstall|TestBundleHasNoMonitoringObjects|TestSubset' -count=1 -v -timeout 20m \
     >"$STATE/olm-test-$mode.log" 2>&1 || status=$?
   grep -E -- '^(--- |PASS|FAIL|ok)|^\s+--- |Lease is held|upgraded to|succeeded;|claims Ready in' "$STATE/olm-test-$mode.log" || true
   if ((status != 0)); then

@@ -132,23 +132,14 @@ func (a Applier) Apply(ctx context.Context, want client.Object, o Options) (repa
 		if err := a.Client.Delete(ctx, have, client.Preconditions{UID: &uid, ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
 			return false, false, fmt.Errorf("replacing %s %s: %w", gvk.Kind, key, err)
 		}
-		named = false
+		named, ok = false, false
 	}
 	applied := &unstructured.Unstructured{Object: desired}
 	// A child that is not there is created: kube-apiserver spends about 1.7 times as long on an apply as
 	// on a create of the same object (docs/benchmarks.md, "The cold burst, A/B"), and a fresh namespace's
 	// children are all missing. One the cache missed that exists after all is applied.
-	if !ok || action == childReplace {
-		created, err := a.create(ctx, applied)
-		if err != nil {
-			return false, false, fmt.Errorf("creating %s %s: %w", gvk.Kind, key, err)
-		}
-		if created {
-			return repair, false, nil
-		}
-	}
-	if err := a.apply(ctx, applied); err != nil {
-		return false, false, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
+	if err := a.write(ctx, applied, !ok, gvk.Kind+" "+key.String()); err != nil {
+		return false, false, err
 	}
 	// The apply removed the claim-name annotation if nsclaim's field owner had applied it (0.3.0); one
 	// written with an update (0.2.0) is still in the answer, and goes with one patch more.
@@ -156,6 +147,24 @@ func (a Applier) Apply(ctx context.Context, want client.Object, o Options) (repa
 		return repair, false, a.dropClaimName(ctx, have, gvk.Kind)
 	}
 	return repair, false, nil
+}
+
+// write creates applied when missing is set, and applies it otherwise or when the create finds that it
+// exists after all; what names it in an error.
+func (a Applier) write(ctx context.Context, applied *unstructured.Unstructured, missing bool, what string) error {
+	if missing {
+		created, err := a.create(ctx, applied)
+		if err != nil {
+			return fmt.Errorf("creating %s: %w", what, err)
+		}
+		if created {
+			return nil
+		}
+	}
+	if err := a.apply(ctx, applied); err != nil {
+		return fmt.Errorf("applying %s: %w", what, err)
+	}
+	return nil
 }
 
 // apply applies u under kube.FieldOwner, forcing ownership of the fields it sets. A server-side apply

@@ -67,7 +67,7 @@ func createdLeftovers(entries []metav1.ManagedFieldsEntry, manager string) (bool
 			continue
 		}
 		var m map[string]any
-		if err := json.Unmarshal(e.FieldsV1.Raw, &m); err != nil {
+		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &m); err != nil {
 			return false, err
 		}
 		switch e.Operation {
@@ -153,10 +153,10 @@ func mergeFieldsV1(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
 		f *metav1.FieldsV1
 		m *map[string]any
 	}{{a, &ma}, {b, &mb}} {
-		if x.f == nil || len(x.f.Raw) == 0 {
+		if x.f == nil || len(x.f.GetRawBytes()) == 0 {
 			continue
 		}
-		if err := json.Unmarshal(x.f.Raw, x.m); err != nil {
+		if err := json.Unmarshal(x.f.GetRawBytes(), x.m); err != nil {
 			return nil, err
 		}
 	}
@@ -164,7 +164,7 @@ func mergeFieldsV1(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metav1.FieldsV1{Raw: raw}, nil
+	return metav1.NewFieldsV1(string(raw)), nil
 }
 
 // mergeTries returns the union of two tries of nested maps.

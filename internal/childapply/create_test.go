@@ -37,7 +37,7 @@ import (
 	"github.com/nsclaim/nsclaim-operator/internal/testenv"
 )
 
-func fields(s string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(s)} }
+func fields(s string) *metav1.FieldsV1 { return metav1.NewFieldsV1(s) }
 
 func TestMergeCreatedIntoApplied(t *testing.T) {
 	upd := func(m, f string) metav1.ManagedFieldsEntry {
@@ -90,7 +90,7 @@ func TestMergeCreatedIntoApplied(t *testing.T) {
 			for i := range got {
 				g, w := got[i], tc.want[i]
 				if !sameFields(t, g.FieldsV1, w.FieldsV1) {
-					t.Errorf("entry %d: fields %s, want %s", i, g.FieldsV1.Raw, w.FieldsV1.Raw)
+					t.Errorf("entry %d: fields %s, want %s", i, g.FieldsV1.GetRawString(), w.FieldsV1.GetRawString())
 				}
 				g.FieldsV1, w.FieldsV1 = nil, nil
 				if !reflect.DeepEqual(g, w) {
@@ -104,10 +104,10 @@ func TestMergeCreatedIntoApplied(t *testing.T) {
 func sameFields(t *testing.T, a, b *metav1.FieldsV1) bool {
 	t.Helper()
 	var ma, mb any
-	if err := json.Unmarshal(a.Raw, &ma); err != nil {
+	if err := json.Unmarshal(a.GetRawBytes(), &ma); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b.Raw, &mb); err != nil {
+	if err := json.Unmarshal(b.GetRawBytes(), &mb); err != nil {
 		t.Fatal(err)
 	}
 	return reflect.DeepEqual(ma, mb)

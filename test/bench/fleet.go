@@ -105,10 +105,10 @@ func (f *fleetBench) logf(format string, args ...any) {
 func runFleet(ctx context.Context, o *benchOptions) error {
 	f := &fleetBench{o: o, dir: o.fleetOpts.dir}
 	var err error
-	if f.hub, err = newClients(filepath.Join(f.dir, "hub", "kubeconfig")); err != nil {
+	if f.hub, err = newClients(filepath.Join(f.dir, fleetHub, "kubeconfig")); err != nil {
 		return err
 	}
-	pid, err := os.ReadFile(filepath.Join(f.dir, "hub", "pids", "operator.pid"))
+	pid, err := os.ReadFile(filepath.Join(f.dir, fleetHub, "pids", "operator.pid"))
 	if err != nil {
 		return fmt.Errorf("the hub's PID (start the fleet with hack/bench-fleet.sh): %w", err)
 	}

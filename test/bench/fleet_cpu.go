@@ -29,6 +29,9 @@ import (
 // members and the bench share the cores, so a burst that is CPU-bound runs at the ceiling's rate times
 // the ratio of the CPU each needs per claim.
 const (
+	// fleetHub is the hub's directory under the fleet's state directory (hack/lib/fleet.sh).
+	fleetHub = "hub"
+
 	roleHub           = "hub operator"
 	roleHubPlane      = "hub control plane"
 	roleMemberOps     = "member operators"
@@ -43,7 +46,7 @@ var fleetRoles = []string{roleHub, roleHubPlane, roleMemberOps, roleMemberPlanes
 // and idle time (/proc/stat).
 func fleetCPU(dir string) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for _, c := range append([]string{"hub"}, fleetMembers...) {
+	for _, c := range append([]string{fleetHub}, fleetMembers...) {
 		files, _ := filepath.Glob(filepath.Join(dir, c, "pids", "*.pid"))
 		for _, f := range files {
 			b, err := os.ReadFile(f)
@@ -64,9 +67,9 @@ func fleetCPU(dir string) map[string]time.Duration {
 			}
 			op := base == "operator.pid"
 			switch {
-			case c == "hub" && op:
+			case c == fleetHub && op:
 				out[roleHub] += st.cpu
-			case c == "hub":
+			case c == fleetHub:
 				out[roleHubPlane] += st.cpu
 			case op:
 				out[roleMemberOps] += st.cpu
