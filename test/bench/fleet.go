@@ -366,8 +366,11 @@ func (f *fleetBench) hubLeastWork(ctx context.Context, ref claimRef, member func
 	if err != nil {
 		return p, err
 	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.namespace, Name: ref.name + "-kubeconfig"},
-		Data: map[string][]byte{fleet.KubeconfigKey: []byte(p.token.Value)}}
+	// Labelled and typed as the hub's own copies are: the hub's admission fence admits no other Secret
+	// of the operator's.
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.namespace, Name: ref.name + "-kubeconfig",
+		Labels: map[string]string{tenancyv1alpha1.ManagedByLabel: tenancyv1alpha1.ManagedByValue, fleet.HubClaimUIDLabel: string(ref.obj.UID)}},
+		Type: corev1.SecretTypeOpaque, Data: map[string][]byte{fleet.KubeconfigKey: []byte(p.token.Value)}}
 	if err := f.hubOp.c.Create(ctx, sec); err != nil {
 		return p, fmt.Errorf("handing the credentials of %s back on the hub: %w", ref.key(), err)
 	}
