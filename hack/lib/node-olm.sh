@@ -140,8 +140,7 @@ olm_push() {
 }
 
 # olm_test MODE PREV ENV...: test/olm (TestInstallUpgradeUninstall, TestBundleHasNoMonitoringObjects and
-# TestSubset) with PREVIOUS_VERSION (its bundle in
-# PREV/bundle) as FROM and this tree as TO, in the namespace NS, ENV... added; its log in
+# TestSubset) with PREVIOUS_VERSION (its bundle in PREV/bundle) as FROM and this tree as TO, in the namespace NS, ENV... added; its log in
 # STATE/olm-test-MODE.log, of which the summary lines are printed, and on failure the cluster's state.
 olm_test() {
   local mode=$1 prev=$2 status=0

@@ -15,11 +15,11 @@ limitations under the License.
 */
 
 // Package childapply writes the objects nsclaim keeps inside a namespace (a claim's children), created
-// when missing and with server-side apply otherwise, and decides, without a client, whether one needs writing at all: the apply
-// configuration of a typed object, a digest of it in claimpolicy.AppliedAnnotation (the fields nsclaim
-// once set and no longer does), the comparison of what is desired with what the object holds, and the
-// few cases where an apply changes nothing anyone may do (an RBAC object that grants what it should,
-// a child that lacks only its claim's marks). It knows no claim: the caller says which values differ
+// when missing and with server-side apply otherwise, and decides, without a client, whether one needs
+// writing at all: the apply configuration of a typed object, a digest of it in
+// claimpolicy.AppliedAnnotation (the fields nsclaim once set and no longer does), the comparison of
+// what is desired with what the object holds, and the few cases where an apply changes nothing anyone
+// may do (an RBAC object that grants what it should, a child that lacks only its claim's marks). It knows no claim: the caller says which values differ
 // from one claim to the next (Identity), and whether a missing object is read again from the API server
 // or a child lacking only its marks is left for later (Options).
 package childapply
@@ -72,9 +72,9 @@ type Options struct {
 
 // Apply makes the child want exist as built: a child that is missing is created, and one that exists is
 // changed with a server-side apply under kube.FieldOwner that forces ownership of the fields nsclaim
-// sets and leaves every other field (a label a tenant added) alone (the fields of a created child are
-// made the apply's first, see ownCreatedFields). It reads the object through the cache first; one the cache does not hold (missing, stripped
-// of its nsclaim labels, or made moments ago) is read from the API server when o.ReadOnMiss is set,
+// sets and leaves every other field (a label a tenant added) alone (the fields a create left are made
+// the apply's when it would leave them behind, see apply). It reads the object through the cache
+// first; one the cache does not hold (missing, stripped of its nsclaim labels, or made moments ago) is read from the API server when o.ReadOnMiss is set,
 // and is otherwise applied at once. Nothing is sent when the object already carries everything the
 // apply would set (see childAction). A binding whose roleRef differs is deleted and created again,
 // since the API server refuses to change a roleRef. With o.DeferMarks, a child that lacks only its
@@ -169,14 +169,17 @@ func (a Applier) write(ctx context.Context, applied *unstructured.Unstructured, 
 
 // apply applies u under kube.FieldOwner, forcing ownership of the fields it sets. A server-side apply
 // removes a field nsclaim no longer sets only if no other managed-fields entry owns it, and
-// kube-apiserver keys entries by manager and operation: fields nsclaim's create (or an update of 0.2.0)
-// set and the apply no longer sets stay owned by that Update entry. When the apply's answer shows such
+// kube-apiserver keys entries by manager and operation: fields nsclaim's create (or any update under
+// nsclaim's field manager) set and the apply no longer sets stay owned by that Update entry. When the apply's answer shows such
 // fields (createdLeftovers), the Update entry is merged into the apply's (ownCreated) and the apply
 // sent again, which removes them. That takes two writes more, only when the class dropped a field of a
 // child that was created.
 func (a Applier) apply(ctx context.Context, u *unstructured.Unstructured) error {
 	desired := u.DeepCopy()
-	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(kube.FieldOwner), client.ForceOwnership); err != nil {
+	send := func() error {
+		return a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(kube.FieldOwner), client.ForceOwnership)
+	}
+	if err := send(); err != nil {
 		return err
 	}
 	left, err := createdLeftovers(u.GetManagedFields(), kube.FieldOwner)
@@ -187,7 +190,7 @@ func (a Applier) apply(ctx context.Context, u *unstructured.Unstructured) error 
 		return err
 	}
 	*u = *desired
-	return a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(kube.FieldOwner), client.ForceOwnership)
+	return send()
 }
 
 // digestOnly reports whether current, an object that exists, carries every field of the apply

@@ -57,25 +57,46 @@ func (a Applier) ownCreated(ctx context.Context, u *unstructured.Unstructured) e
 	return a.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(kube.FieldOwner))
 }
 
+// entriesOf returns the indexes in entries of manager's Update entry (the one its create or an update
+// left) and its Apply entry of the main resource (not a subresource's), -1 where there is none.
+func entriesOf(entries []metav1.ManagedFieldsEntry, manager string) (created, applied int) {
+	created, applied = -1, -1
+	for i, e := range entries {
+		if e.Manager != manager || e.Subresource != "" {
+			continue
+		}
+		switch e.Operation {
+		case metav1.ManagedFieldsOperationUpdate:
+			created = i
+		case metav1.ManagedFieldsOperationApply:
+			applied = i
+		}
+	}
+	return created, applied
+}
+
+// trieAt returns the FieldsV1 trie of entries[i] as nested maps (nil for i < 0 or an empty set).
+func trieAt(entries []metav1.ManagedFieldsEntry, i int) (map[string]any, error) {
+	if i < 0 || entries[i].FieldsV1 == nil || len(entries[i].FieldsV1.GetRawBytes()) == 0 {
+		return nil, nil
+	}
+	var m map[string]any
+	err := json.Unmarshal(entries[i].FieldsV1.GetRawBytes(), &m)
+	return m, err
+}
+
 // createdLeftovers reports whether manager's Update entry of the main resource owns a field that its
 // Apply entry does not: after an apply, a field the apply no longer sets that the create (or an update)
 // had set.
 func createdLeftovers(entries []metav1.ManagedFieldsEntry, manager string) (bool, error) {
-	var created, applied map[string]any
-	for _, e := range entries {
-		if e.Manager != manager || e.Subresource != "" || e.FieldsV1 == nil {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &m); err != nil {
-			return false, err
-		}
-		switch e.Operation {
-		case metav1.ManagedFieldsOperationUpdate:
-			created = m
-		case metav1.ManagedFieldsOperationApply:
-			applied = m
-		}
+	ci, ai := entriesOf(entries, manager)
+	created, err := trieAt(entries, ci)
+	if err != nil {
+		return false, err
+	}
+	applied, err := trieAt(entries, ai)
+	if err != nil {
+		return false, err
 	}
 	return !trieCovers(applied, created), nil
 }
@@ -104,18 +125,7 @@ func trieCovers(have, want map[string]any) bool {
 // create or update left) merged into its Apply entry, made one if there is none; changed is false when
 // there is no Update entry of manager. Both sets are FieldsV1 tries, merged key by key.
 func MergeCreatedIntoApplied(entries []metav1.ManagedFieldsEntry, manager string) (out []metav1.ManagedFieldsEntry, changed bool, err error) {
-	created, applied := -1, -1
-	for i, e := range entries {
-		if e.Manager != manager || e.Subresource != "" {
-			continue
-		}
-		switch e.Operation {
-		case metav1.ManagedFieldsOperationUpdate:
-			created = i
-		case metav1.ManagedFieldsOperationApply:
-			applied = i
-		}
-	}
+	created, applied := entriesOf(entries, manager)
 	if created < 0 {
 		return entries, false, nil
 	}
@@ -129,7 +139,15 @@ func MergeCreatedIntoApplied(entries []metav1.ManagedFieldsEntry, manager string
 		}
 		return out, true, nil
 	}
-	merged, err := mergeFieldsV1(entries[applied].FieldsV1, entries[created].FieldsV1)
+	ca, err := trieAt(entries, applied)
+	if err != nil {
+		return nil, false, err
+	}
+	cc, err := trieAt(entries, created)
+	if err != nil {
+		return nil, false, err
+	}
+	raw, err := json.Marshal(mergeTries(ca, cc))
 	if err != nil {
 		return nil, false, err
 	}
@@ -138,33 +156,11 @@ func MergeCreatedIntoApplied(entries []metav1.ManagedFieldsEntry, manager string
 		case created:
 			continue
 		case applied:
-			e.FieldsV1 = merged
+			e.FieldsV1 = metav1.NewFieldsV1(string(raw))
 		}
 		out = append(out, e)
 	}
 	return out, true, nil
-}
-
-// mergeFieldsV1 returns the union of two FieldsV1 sets (JSON tries: a key per field, "." for the field
-// itself), either of which may be nil.
-func mergeFieldsV1(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
-	var ma, mb map[string]any
-	for _, x := range []struct {
-		f *metav1.FieldsV1
-		m *map[string]any
-	}{{a, &ma}, {b, &mb}} {
-		if x.f == nil || len(x.f.GetRawBytes()) == 0 {
-			continue
-		}
-		if err := json.Unmarshal(x.f.GetRawBytes(), x.m); err != nil {
-			return nil, err
-		}
-	}
-	raw, err := json.Marshal(mergeTries(ma, mb))
-	if err != nil {
-		return nil, err
-	}
-	return metav1.NewFieldsV1(string(raw)), nil
 }
 
 // mergeTries returns the union of two tries of nested maps.

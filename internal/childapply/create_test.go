@@ -140,19 +140,17 @@ func TestCreatedChildIsAppliedLater(t *testing.T) {
 	g.Expect(c.Create(ctx, ns)).To(Succeed())
 	a := Applier{Client: c, APIReader: c}
 	opts := Options{ReadOnMiss: true}
-	entries := func() map[string]metav1.ManagedFieldsOperationType {
-		q := &corev1.ResourceQuota{}
-		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "nsclaim-quota"}, q)).To(Succeed())
-		out := map[string]metav1.ManagedFieldsOperationType{}
-		for _, e := range q.ManagedFields {
-			out[e.Manager+"/"+string(e.Operation)] = e.Operation
-		}
-		return out
-	}
 	get := func() *corev1.ResourceQuota {
 		q := &corev1.ResourceQuota{}
 		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "nsclaim-quota"}, q)).To(Succeed())
 		return q
+	}
+	entries := func() map[string]metav1.ManagedFieldsOperationType {
+		out := map[string]metav1.ManagedFieldsOperationType{}
+		for _, e := range get().ManagedFields {
+			out[e.Manager+"/"+string(e.Operation)] = e.Operation
+		}
+		return out
 	}
 
 	// Missing: created, by nsclaim's create (an Update entry).

@@ -32,12 +32,12 @@ const (
 	// fleetHub is the hub's directory under the fleet's state directory (hack/lib/fleet.sh).
 	fleetHub = "hub"
 
-	roleHub           = "hub operator"
-	roleHubPlane      = "hub control plane"
-	roleMemberOps     = "member operators"
-	roleMemberPlanes  = "member control planes"
-	roleMachine       = "machine"
-	roleMachineIdleNs = "machine idle"
+	roleHub          = "hub operator"
+	roleHubPlane     = "hub control plane"
+	roleMemberOps    = "member operators"
+	roleMemberPlanes = "member control planes"
+	roleMachine      = "machine"
+	roleMachineIdle  = "machine idle"
 )
 
 var fleetRoles = []string{roleHub, roleHubPlane, roleMemberOps, roleMemberPlanes}
@@ -79,7 +79,7 @@ func fleetCPU(dir string) map[string]time.Duration {
 		}
 	}
 	busy, idle := machineCPU()
-	out[roleMachine], out[roleMachineIdleNs] = busy, idle
+	out[roleMachine], out[roleMachineIdle] = busy, idle
 	return out
 }
 
@@ -115,7 +115,7 @@ func cpuLine(a, b map[string]time.Duration, n int) string {
 	for _, r := range fleetRoles {
 		parts = append(parts, per(r))
 	}
-	busy, idle := b[roleMachine]-a[roleMachine], b[roleMachineIdleNs]-a[roleMachineIdleNs]
+	busy, idle := b[roleMachine]-a[roleMachine], b[roleMachineIdle]-a[roleMachineIdle]
 	share := 0.0
 	if busy+idle > 0 {
 		share = 100 * float64(busy) / float64(busy+idle)
