@@ -519,3 +519,71 @@ func TestBudgetStatusCountsOnlyProvenNamespaces(t *testing.T) {
 	}
 	finalizeAll(t, req)
 }
+
+// TestBudgetRejectAndMaxQueueWait: the two refusals of a budget, through the API server, as a pipeline
+// with the shipped role. With onExhausted Reject, a claim that does not fit is refused at once
+// (BudgetExhausted, a Warning naming the budget) and never gets a namespace; with maxQueueWait, a claim
+// that does not fit waits (Queued, a Normal Event) and is refused once it has waited that long
+// (QueueWaitExceeded), at its next look, within the queued poll. Neither refusal makes a namespace, and
+// neither budget ever holds more than its one claim.
+func TestBudgetRejectAndMaxQueueWait(t *testing.T) {
+	requireEnvtest(t)
+	t.Cleanup(func() { checkInvariants(t) })
+	g := NewWithT(t)
+	class := newClass(t)
+	rejectTeam, waitTeam := uniq("team"), uniq("team")
+	rejecting := newBudget(t, rejectTeam, 1, "", func(b *tenancyv1alpha1.NamespaceBudget) {
+		b.Spec.OnExhausted = tenancyv1alpha1.BudgetExhaustedReject
+	})
+	waiting := newBudget(t, waitTeam, 1, "", func(b *tenancyv1alpha1.NamespaceBudget) {
+		b.Spec.MaxQueueWait = &metav1.Duration{Duration: 2 * time.Second}
+	})
+	reqR := newRequesterNamespace(t, map[string]string{"team": rejectTeam})
+	reqW := newRequesterNamespace(t, map[string]string{"team": waitTeam})
+	bw := watchBudget(t, map[string]int64{class.Name: 0}, reqR, reqW)
+	mk := func(c client.Client, ns, name string) *tenancyv1alpha1.NamespaceClaim {
+		cl := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: tenancyv1alpha1.NamespaceClaimSpec{ClassName: class.Name}}
+		g.Expect(c.Create(context.Background(), cl)).To(Succeed())
+		return cl
+	}
+	warning := func(claim *tenancyv1alpha1.NamespaceClaim, reason, budget string) {
+		t.Helper()
+		g.Eventually(func(g Gomega) {
+			evs := &corev1.EventList{}
+			g.Expect(k8s.List(ctx, evs, client.InNamespace(claim.Namespace))).To(Succeed())
+			g.Expect(evs.Items).To(ContainElement(And(HaveField("Reason", reason), HaveField("Type", corev1.EventTypeWarning),
+				HaveField("InvolvedObject.UID", claim.UID), HaveField("Message", ContainSubstring(budget)))))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	}
+
+	// Reject: the second claim of the team is refused at once, and stays without a namespace.
+	pr := asPipeline(t, reqR)
+	held := mk(pr, reqR, "held")
+	waitFor(t, held, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	refused := mk(pr, reqR, "refused")
+	waitFor(t, refused, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.BudgetExhaustedReason)
+	_, msg := readyReason(g, refused)
+	g.Expect(msg).To(And(ContainSubstring(rejecting.Name), ContainSubstring("onExhausted: Reject")))
+	warning(refused, tenancyv1alpha1.BudgetExhaustedReason, rejecting.Name)
+
+	// maxQueueWait: the second claim waits, then is refused once it has waited 2 s.
+	pw := asPipeline(t, reqW)
+	first := mk(pw, reqW, "first")
+	waitFor(t, first, tenancyv1alpha1.ReadyCondition, metav1.ConditionTrue, tenancyv1alpha1.ProvisionedReason)
+	late := mk(pw, reqW, "late")
+	expectClaimEvent(t, late, tenancyv1alpha1.QueuedReason)
+	waitFor(t, late, tenancyv1alpha1.ReadyCondition, metav1.ConditionFalse, tenancyv1alpha1.QueueWaitExceededReason)
+	_, msg = readyReason(g, late)
+	g.Expect(msg).To(And(ContainSubstring(waiting.Name), ContainSubstring("maxQueueWait (2s)")))
+	warning(late, tenancyv1alpha1.QueueWaitExceededReason, waiting.Name)
+
+	for _, c := range []*tenancyv1alpha1.NamespaceClaim{refused, late} {
+		g.Expect(getClaim(g, c).Status.Namespace).To(BeEmpty(), "refused claim %s got a namespace", c.Name)
+	}
+	nsPeak, _ := bw.Peaks()
+	g.Expect(nsPeak).To(BeNumerically("==", 2), "two budgets of one claim each: two namespaces at most, and the watcher saw both")
+	for _, c := range []*tenancyv1alpha1.NamespaceClaim{held, refused, first, late} {
+		_ = k8s.Delete(context.Background(), c)
+	}
+	finalizeAll(t, reqR, reqW)
+}

@@ -70,7 +70,7 @@ func (r *NamespaceClaimReconciler) reconcileBudget(ctx context.Context, s *claim
 	c := &budget.Claim{Claim: s.claim, Class: s.class, Held: s.held(), RequesterLabels: requester.Labels, Now: s.now, Refusal: s.refusal}
 	p := &budget.Phase{Reader: r.Client, Writer: r.Client, Ledger: &r.limits, APIReader: r.APIReader, Owned: r.ownedByClaim, Recorder: r.Recorder}
 	err := p.Reconcile(ctx, c)
-	s.refusal, s.budgetSlots = c.Refusal, c.Slots
+	s.refusal, s.budgetSlots, s.queueGiveUpAt = c.Refusal, c.Slots, c.GiveUpAt
 	return err
 }
 

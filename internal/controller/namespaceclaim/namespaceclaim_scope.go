@@ -38,7 +38,8 @@ const (
 	// refusalPoll retries a refused claim (a conflicting namespace may be deleted by hand).
 	refusalPoll = time.Minute
 	// queuedPoll looks again at a claim waiting for a NamespaceBudget: namespace events wake it at once
-	// (budget.Releases); the poll covers an older claim leaving the line without one, and maxQueueWait.
+	// (budget.Releases); the poll covers an older claim leaving the line without one. A claim whose
+	// budget has a maxQueueWait is also looked at again when that runs out (queueGiveUpAt).
 	queuedPoll = 10 * time.Second
 	// pendingQuiet is how long a claim provisioned for the first time keeps its status unwritten while
 	// kube-controller-manager makes its namespace usable (see quietUntil). A burst of 500 claims on 2
@@ -166,6 +167,9 @@ type claimScope struct {
 	// budgetSlots are the claim's charges in the NamespaceBudgets that cover it, when this reconcile
 	// admitted it (namespaceclaim/budget); settled with limitSlot.
 	budgetSlots admission.Reservations
+	// queueGiveUpAt is when a queued claim's maxQueueWait runs out (budget.Claim.GiveUpAt); zero
+	// otherwise.
+	queueGiveUpAt time.Time
 }
 
 // stopped is reconcileNormal's one stop rule: whether the claim goes no further than the phases that
@@ -256,6 +260,10 @@ func (s *claimScope) requeueAfter() time.Duration {
 		soon(fencePoll)
 	case s.refusal.Reason == tenancyv1alpha1.QueuedReason:
 		soon(queuedPoll)
+		if s.queueGiveUpAt.After(s.now) {
+			// Refused at its maxQueueWait, not up to a poll later.
+			soon(s.queueGiveUpAt.Sub(s.now))
+		}
 	default:
 		soon(refusalPoll)
 	}

@@ -108,6 +108,15 @@ func TestRequeueAfter(t *testing.T) {
 		{"Ready claim waits for the fence check", func(s *claimScope) { s.fencePending = true; s.expiresAt = now.Add(time.Hour) }, fencePendingPoll},
 		{"fence pending", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.PendingReason} }, fencePendingPoll},
 		{"fence not intact", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.FenceNotIntactReason} }, fencePoll},
+		{"queued", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.QueuedReason} }, queuedPoll},
+		{"queued, maxQueueWait runs out before the poll", func(s *claimScope) {
+			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.QueuedReason}
+			s.queueGiveUpAt = now.Add(3 * time.Second)
+		}, 3 * time.Second},
+		{"queued, maxQueueWait runs out after the poll", func(s *claimScope) {
+			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.QueuedReason}
+			s.queueGiveUpAt = now.Add(time.Hour)
+		}, queuedPoll},
 		{"other refusal", func(s *claimScope) { s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason} }, refusalPoll},
 		{"refusal but renewal sooner", func(s *claimScope) {
 			s.refusal = &claimpolicy.Refusal{Reason: tenancyv1alpha1.NamespaceTakenReason}

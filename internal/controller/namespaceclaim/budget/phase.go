@@ -60,6 +60,10 @@ type Claim struct {
 	// Slots are the claim's reservations in its budgets, recorded when every budget admitted it: held
 	// once its namespace exists, released when it was not made.
 	Slots admission.Reservations
+	// GiveUpAt is when the queued claim's maxQueueWait runs out (its creation plus the budget's
+	// maxQueueWait), so that it is looked at again then and refused on time; zero when it is not queued
+	// or the budget it waits for has no maxQueueWait.
+	GiveUpAt time.Time
 }
 
 // Phase is the budget phase over the cache, the one admission ledger and the live lists.
@@ -110,6 +114,9 @@ func (p *Phase) Reconcile(ctx context.Context, c *Claim) error {
 		if err != nil || slot == nil {
 			c.Slots.Release()
 			c.Slots, c.Refusal = nil, refusal
+			if refusal != nil && refusal.Reason == tenancyv1alpha1.QueuedReason && b.Spec.MaxQueueWait != nil {
+				c.GiveUpAt = c.Claim.CreationTimestamp.Add(b.Spec.MaxQueueWait.Duration)
+			}
 			return err
 		}
 		c.Slots = append(c.Slots, slot)
