@@ -630,7 +630,16 @@ cmd_up() {
   start containerd "$CONTAINERD_BIN_DIR/containerd" --config "$STATE/containerd.toml" --log-level warn
   wait_for containerd "containerd's CRI on $SOCK" "$deadline" containerd_ready
   if [[ -n $PAUSE_IMAGE_TAR ]]; then import_images "$PAUSE_IMAGE_TAR"; fi
-  ctr_ images check "name==$PAUSE_IMAGE" 2>/dev/null | grep -q . ||
+  # The check's output is read whole, never piped into `grep -q` (under pipefail, grep leaving early
+  # can fail ctr with SIGPIPE), and read again for a few seconds: once, on a cold run, the image just
+  # imported was not listed at the first look.
+  local listed="" _
+  for _ in {1..25}; do
+    listed=$(ctr_ images check "name==$PAUSE_IMAGE" 2>/dev/null || true)
+    [[ $listed == *"$PAUSE_IMAGE"* ]] && break
+    sleep 0.2
+  done
+  [[ $listed == *"$PAUSE_IMAGE"* ]] ||
     die "containerd has no sandbox image $PAUSE_IMAGE (PAUSE_IMAGE_TAR: hack/images.sh builds it)"
 
   start kube-scheduler "$KUBE_BIN_DIR/kube-scheduler" \
