@@ -85,7 +85,8 @@ func benchFlags(fs *flag.FlagSet) *benchOptions {
 	fs.DurationVar(&o.timeout, "timeout", 45*time.Minute, "Longest wait for any one phase.")
 	fs.BoolVar(&o.ceiling, "ceiling", true, "Run the ceilings after each burst.")
 	fs.StringVar(&o.out, "out", "tmp/bench/results.md", "Markdown file the final table is written to.")
-	fs.IntVar(&o.budgetBurst, "budget-burst", 500, "Budget cost: a burst of this many claims without a budget, then one with a budget that never binds; their throughputs compared (0 to skip).")
+	fs.IntVar(&o.budgetBurst, "budget-burst", 500, "Budget cost: four bursts of this many claims, in the order without a budget, with a budget that never binds, "+
+		"with, without (ABBA); the mean throughputs compared (0 to skip).")
 	fs.IntVar(&o.budgetReleases, "budget-releases", 20, "Budget release: queued -> Ready latencies after this many releases of a budget of one claim (0 to skip).")
 	fleetFlags(fs, o)
 	return o
