@@ -78,8 +78,8 @@ func newBenchBudget(ctx context.Context, k *clients, name string, claims int32, 
 }
 
 // budgetCost bursts --budget-burst claims four times, in the order none, budget, budget, none (ABBA):
-// without a budget, then into requester namespaces that a budget which never binds covers (ten times
-// two bursts in claims and CPU), and compares the mean throughputs. Each burst runs on a cluster that
+// without a budget, then into requester namespaces that a budget which never binds covers (twenty times
+// the burst in claims and CPU), and compares the mean throughputs. Each burst runs on a cluster that
 // still holds the claims of the bursts before it, so a single pair puts the budget's burst on the more
 // loaded cluster; in ABBA order a drift by burst cancels, and each side is the mean of two bursts.
 func (b *bencher) budgetCost(ctx context.Context, row *budgetRow) error {
@@ -98,10 +98,11 @@ func (b *bencher) budgetCost(ctx context.Context, row *budgetRow) error {
 	var count [2]int
 	for _, burst := range bursts {
 		if burst.budgeted && bud == nil {
+			// The budget covers the requester namespaces of every budgeted burst.
 			var names []string
-			for _, series := range []string{"bbudget", "bbudget2"} {
-				for i := 0; i < n; i += b.o.perNS {
-					names = append(names, requesterNamespace(series, i, b.o.perNS))
+			for _, covered := range bursts {
+				for i := 0; covered.budgeted && i < n; i += b.o.perNS {
+					names = append(names, requesterNamespace(covered.series, i, b.o.perNS))
 				}
 			}
 			var err error
