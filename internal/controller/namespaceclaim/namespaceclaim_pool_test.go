@@ -56,6 +56,14 @@ func poolNamespaces(g Gomega, class *tenancyv1alpha1.NamespaceClass) []corev1.Na
 // pooled namespaces.
 func waitPoolReady(t *testing.T, class *tenancyv1alpha1.NamespaceClass, n int32) []corev1.Namespace {
 	t.Helper()
+	return waitPoolReadyWith(t, class, n, nil)
+}
+
+// waitPoolReadyWith is waitPoolReady that also waits until every pooled namespace satisfies each
+// (a class change is seen by the pool's reconciler after the update returns: until then the old
+// generation's namespaces are the ready ones).
+func waitPoolReadyWith(t *testing.T, class *tenancyv1alpha1.NamespaceClass, n int32, each func(g Gomega, ns *corev1.Namespace)) []corev1.Namespace {
+	t.Helper()
 	var out []corev1.Namespace
 	NewWithT(t).Eventually(func(g Gomega) {
 		cur := &tenancyv1alpha1.NamespaceClass{}
@@ -64,6 +72,11 @@ func waitPoolReady(t *testing.T, class *tenancyv1alpha1.NamespaceClass, n int32)
 		g.Expect(*cur.Status.Pool).To(Equal(tenancyv1alpha1.PoolStatus{Ready: n}))
 		out = poolNamespaces(g, cur)
 		g.Expect(out).To(HaveLen(int(n)))
+		if each != nil {
+			for i := range out {
+				each(g, &out[i])
+			}
+		}
 	}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	return out
 }
@@ -212,10 +225,11 @@ func TestPoolDrainsOnClassChangeAndShrinks(t *testing.T) {
 		cur.Spec.NamespaceLabels = map[string]string{"team": "changed"}
 		return k8s.Update(ctx, cur)
 	}).Should(Succeed())
-	after := waitPoolReady(t, class, 3)
-	for i := range after {
-		g.Expect(after[i].Labels).To(HaveKeyWithValue("team", "changed"))
-	}
+	// The pool reports the old generation as ready until its reconciler sees the change, so wait
+	// for the new generation; its namespaces carry the new labels.
+	waitPoolReadyWith(t, class, 3, func(g Gomega, ns *corev1.Namespace) {
+		g.Expect(ns.Labels).To(HaveKeyWithValue("team", "changed"))
+	})
 	for i := range before {
 		expectNamespaceDeleting(g, before[i].Name)
 	}
