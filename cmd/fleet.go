@@ -95,6 +95,9 @@ func runHub(o options, cfg *rest.Config) error {
 		MemberNamespace: o.fleet.memberNamespace,
 		Clock:           clock.RealClock{},
 		Mirrors:         mirrors,
+		// A Ready claim's hub Secret is written again, unchanged, as often as a single cluster checks
+		// its credentials Secret.
+		CredentialsResync: o.credentialsCheckInterval,
 	}
 	if err := r.SetupWithManager(mgr, o.maxConcurrentReconciles); err != nil {
 		return err

@@ -11,6 +11,9 @@ REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=hack/lib/fleet.sh
 source "$REPO_ROOT/hack/lib/fleet.sh"
 trap fleet_down EXIT
+# The hub writes a Ready claim's credentials Secret again every --credentials-check-interval (10m by
+# default): short here, so the test sees a deleted one written again.
+export HUB_ARGS="--credentials-check-interval=20s ${HUB_ARGS:-}"
 fleet_up
 
 status=0

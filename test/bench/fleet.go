@@ -55,6 +55,7 @@ type fleetOptions struct {
 	dir    string
 	claims int
 	burst  int
+	quiet  time.Duration
 }
 
 func fleetFlags(fs *flag.FlagSet, o *benchOptions) {
@@ -63,6 +64,7 @@ func fleetFlags(fs *flag.FlagSet, o *benchOptions) {
 	fs.StringVar(&o.fleetOpts.dir, "fleet-dir", envOr("FLEET_DIR", "tmp/fleet-bench"), "State directory of the fleet (hub, m1, m2, m3 below it; FLEET_DIR).")
 	fs.IntVar(&o.fleetOpts.claims, "fleet-claims", 100, "Claims placed on each member before the hub's RSS is read (issue 46: 1,000).")
 	fs.IntVar(&o.fleetOpts.burst, "fleet-burst", 500, "Claims of the burst across the members, and namespaces of the raw client's ceiling.")
+	fs.DurationVar(&o.fleetOpts.quiet, "fleet-quiet", 3*time.Minute, "Window over which the hub's requests are counted while every claim is Ready and nothing changes (0: not measured).")
 }
 
 var fleetMembers = []string{"m1", "m2", "m3"}
@@ -149,7 +151,63 @@ func runFleet(ctx context.Context, o *benchOptions) error {
 	if err := f.memory(ctx); err != nil {
 		return err
 	}
+	if err := f.quietRequests(ctx); err != nil {
+		return err
+	}
 	return f.burst(ctx)
+}
+
+// quietRequests counts the hub's requests, by API server, over --fleet-quiet while every claim is Ready
+// and nothing changes (client-go's rest_client_requests_total of the hub process): what a Ready claim
+// costs the hub and its members between its events. The window is longer than the hub's look at a
+// Ready claim (2 minutes on a watched member).
+func (f *fleetBench) quietRequests(ctx context.Context) error {
+	if f.o.fleetOpts.quiet <= 0 {
+		return nil
+	}
+	hosts := map[string]string{strings.TrimPrefix(f.hub.cfg.Host, "https://"): fleetHub}
+	for _, m := range f.members {
+		hosts[strings.TrimPrefix(m.admin.cfg.Host, "https://")] = m.name
+	}
+	count := func() (map[string]float64, error) {
+		samples, err := f.hubMetrics()
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]float64{}
+		for _, s := range samples {
+			if s.name == "rest_client_requests_total" {
+				name := hosts[s.labels["host"]]
+				if name == "" {
+					name = s.labels["host"]
+				}
+				out[name] += s.value
+			}
+		}
+		return out, nil
+	}
+	before, err := count()
+	if err != nil {
+		return fmt.Errorf("reading the hub's metrics: %w", err)
+	}
+	if err := sleep(ctx, f.o.fleetOpts.quiet); err != nil {
+		return err
+	}
+	after, err := count()
+	if err != nil {
+		return fmt.Errorf("reading the hub's metrics: %w", err)
+	}
+	var parts []string
+	var total float64
+	for _, name := range append([]string{fleetHub}, fleetMembers...) {
+		d := after[name] - before[name]
+		total += d
+		parts = append(parts, fmt.Sprintf("%s %.0f", name, d))
+	}
+	perMin := total / f.o.fleetOpts.quiet.Minutes()
+	f.logf("RESULT hub requests over %s with %d claims Ready and nothing changing: %s (%.1f a minute, %.3f per Ready claim a minute; load %s)",
+		f.o.fleetOpts.quiet, f.claims, strings.Join(parts, ", "), perMin, perMin/float64(max(f.claims, 1)), loadAvg())
+	return nil
 }
 
 // rss reads the hub's RSS after the settle pause.

@@ -60,8 +60,18 @@ const (
 	// watchedRecheck is how often a claim whose member's mirrors are watched (MirrorWatch) is looked at
 	// again while its mirror is not Ready or not gone: the safety net for a missed event.
 	watchedRecheck = 15 * time.Second
-	// readyRecheck is how often a Ready claim's mirror status is copied again.
+	// readyRecheck is how often a Ready claim's mirror status is copied again when the member's mirrors
+	// are not watched (not yet, or never).
 	readyRecheck = 30 * time.Second
+	// watchedReadyRecheck is how often, at most, a Ready claim whose member's mirrors are watched is
+	// looked at again without an event (its reachability, and the safety net for a missed event): every
+	// CredentialsResync when that is shorter. Its mirror is
+	// read from the member's cache then, and its credentials are not copied again unless they changed
+	// or CredentialsResync passed (credentialsCurrent): a Ready claim costs its members and the hub no
+	// request between its events.
+	watchedReadyRecheck = 2 * time.Minute
+	// defaultCredentialsResync is CredentialsResync when it is not set.
+	defaultCredentialsResync = 10 * time.Minute
 )
 
 // errSecretConflict: a Secret with the credentials Secret's name exists next to the hub claim and was
@@ -81,10 +91,17 @@ type Reconciler struct {
 	// Mirrors, when set, watches the mirrors on every member: a claim waiting for its member's operator
 	// is reconciled when the mirror changes, and looked at only every watchedRecheck otherwise.
 	Mirrors *MirrorWatch
+	// CredentialsResync is how often a Ready claim's credentials Secret is copied to the hub again
+	// although the token its mirror records did not change, so that a hub Secret deleted or changed
+	// behind the hub's back is written again (the operator's --credentials-check-interval); zero is
+	// defaultCredentialsResync.
+	CredentialsResync time.Duration
 
 	// placeMu serialises placement: counts, choice and the assignment write.
 	placeMu sync.Mutex
 	ledger  ledger
+	// copied is when each claim's credentials were last copied to the hub, by claim UID.
+	copied copyTimes
 }
 
 // Reconcile places, mirrors, reports or cleans up one hub claim.
@@ -273,7 +290,8 @@ func (r *Reconciler) reconcileMirror(ctx context.Context, claim *tenancyv1alpha1
 	}
 	want := desiredMirror(claim, r.MemberNamespace)
 	have := &tenancyv1alpha1.NamespaceClaim{}
-	err = member.Get(ctx, ctrl.ObjectKeyFromObject(want), have)
+	watched := r.Mirrors.Watched(claim.Status.Cluster)
+	err = r.readMirror(ctx, claim.Status.Cluster, watched, member, ctrl.ObjectKeyFromObject(want), have)
 	switch {
 	case apierrors.IsNotFound(err) && claim.Status.Namespace != "":
 		// The member's operator ended its claim (the tenant released the namespace): so does the hub.
@@ -298,7 +316,10 @@ func (r *Reconciler) reconcileMirror(ctx context.Context, claim *tenancyv1alpha1
 			return reconcile.Result{}, fmt.Errorf("updating the mirror of %s on %s: %w", klog.KObj(claim), claim.Status.Cluster, err)
 		}
 	}
-	secretName, err := r.copyCredentials(ctx, claim, have, member)
+	secretName := claim.Status.CredentialsSecretName
+	if !r.credentialsCurrent(claim, have) {
+		secretName, err = r.copyCredentials(ctx, claim, have, member)
+	}
 	if errors.Is(err, errSecretConflict) {
 		return reconcile.Result{}, r.writeWait(ctx, claim, tenancyv1alpha1.SecretConflictReason,
 			fmt.Sprintf("a Secret %s/%s exists that the hub did not make for this claim; it is left alone", claim.Namespace, hubSecretName(claim)))
@@ -312,9 +333,86 @@ func (r *Reconciler) reconcileMirror(ctx context.Context, claim *tenancyv1alpha1
 		return reconcile.Result{}, err
 	}
 	if apimeta.IsStatusConditionTrue(claim.Status.Conditions, tenancyv1alpha1.ReadyCondition) {
+		if watched {
+			// Looked at again when its credentials are due to be written again, at the latest.
+			return reconcile.Result{RequeueAfter: min(watchedReadyRecheck, r.credentialsResync())}, nil
+		}
 		return reconcile.Result{RequeueAfter: readyRecheck}, nil
 	}
 	return reconcile.Result{RequeueAfter: r.mirrorRecheck(claim.Status.Cluster)}, nil
+}
+
+// readMirror reads the mirror key names on member cluster name: from the member's cache when its
+// mirrors are watched (the watch's informer has synced), else from the member's API server (member).
+// A mirror the cache does not hold, or cannot give, is read from the API server before anything is
+// concluded from its absence: the cache may not have seen a mirror made an instant ago, and a mirror
+// gone ends the hub claim.
+func (r *Reconciler) readMirror(ctx context.Context, name string, watched bool, member ctrl.Client, key ctrl.ObjectKey, into *tenancyv1alpha1.NamespaceClaim) error {
+	if watched {
+		if cl, err := r.Registry.Clusters.Get(ctx, name); err == nil {
+			if err := cl.GetCache().Get(ctx, key, into); err == nil {
+				return nil
+			}
+		}
+	}
+	return member.Get(ctx, key, into)
+}
+
+// credentialsCurrent reports whether the hub's credentials Secret of claim already holds the token
+// its mirror records, so it need not be read on the member and written on the hub again: the hub
+// claim's status names the hub Secret and records the mirror's token (statusFromMirror copies it
+// only after the Secret was written), and the last copy by this process is less than
+// CredentialsResync old (a Secret deleted or changed on the hub is written again then; after a
+// restart, at the claim's first reconcile).
+func (r *Reconciler) credentialsCurrent(claim, mirror *tenancyv1alpha1.NamespaceClaim) bool {
+	return sameCredentials(claim, mirror) && r.copied.within(claim.UID, r.Clock.Now(), r.credentialsResync())
+}
+
+// credentialsResync is CredentialsResync, or defaultCredentialsResync when it is not set.
+func (r *Reconciler) credentialsResync() time.Duration {
+	if r.CredentialsResync <= 0 {
+		return defaultCredentialsResync
+	}
+	return r.CredentialsResync
+}
+
+// sameCredentials reports whether the hub claim's status records the credentials its mirror records,
+// in the hub's own Secret: the token's expiry and the credential IDs issued.
+func sameCredentials(claim, mirror *tenancyv1alpha1.NamespaceClaim) bool {
+	return mirror.Status.CredentialsSecretName != "" && claim.Status.CredentialsSecretName == hubSecretName(claim) &&
+		equality.Semantic.DeepEqual(claim.Status.TokenExpiresAt, mirror.Status.TokenExpiresAt) &&
+		equality.Semantic.DeepEqual(claim.Status.IssuedTokens, mirror.Status.IssuedTokens)
+}
+
+// copyTimes records when each claim's credentials were last copied to the hub. Safe for concurrent use.
+type copyTimes struct {
+	mu sync.Mutex
+	at map[types.UID]time.Time
+}
+
+// record notes a copy of uid's credentials at now.
+func (c *copyTimes) record(uid types.UID, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at == nil {
+		c.at = map[types.UID]time.Time{}
+	}
+	c.at[uid] = now
+}
+
+// within reports whether uid's credentials were copied less than d before now.
+func (c *copyTimes) within(uid types.UID, now time.Time, d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.at[uid]
+	return ok && now.Sub(at) < d
+}
+
+// forget drops uid (its claim is gone).
+func (c *copyTimes) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.at, uid)
 }
 
 // mirrorRecheck is when a claim waiting for its mirror on member is looked at again without an event:
@@ -354,6 +452,7 @@ func (r *Reconciler) copyCredentials(ctx context.Context, claim, mirror *tenancy
 		}
 		return "", fmt.Errorf("applying the credentials Secret of %s: %w", klog.KObj(claim), err)
 	}
+	r.copied.record(claim.UID, r.Clock.Now())
 	return name, nil
 }
 
@@ -385,5 +484,6 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, claim *tenancyv1alpha1
 		return reconcile.Result{}, ctrl.IgnoreNotFound(err)
 	}
 	r.ledger.remove(claim.UID)
+	r.copied.forget(claim.UID)
 	return reconcile.Result{}, nil
 }
