@@ -120,8 +120,9 @@ func runHub(o options, cfg *rest.Config) error {
 
 // hubCacheOptions caches the hub's claims and classes everywhere, and Secrets only in ns with the
 // member label: the hub reads no other Secret (it writes credentials Secrets by server-side apply).
+// Nothing the hub caches keeps its managedFields: nothing reads them.
 func hubCacheOptions(ns string) cache.Options {
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}: {Namespaces: map[string]cache.Config{ns: {}}, Label: labels.SelectorFromSet(labels.Set{fleet.MemberLabel: "true"})},
-	}}
+	}, DefaultTransform: cache.TransformStripManagedFields()}
 }

@@ -30,8 +30,9 @@ func TestCredentialsCurrent(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	exp := metav1.NewTime(t0.Add(time.Hour))
 	later := metav1.NewTime(t0.Add(2 * time.Hour))
-	issued := []tenancyv1alpha1.IssuedToken{{CredentialID: "id-1", IssuedAt: metav1.NewTime(t0)}}
-	renewed := append(issued, tenancyv1alpha1.IssuedToken{CredentialID: "id-2", IssuedAt: metav1.NewTime(t0.Add(time.Minute))})
+	first := tenancyv1alpha1.IssuedToken{CredentialID: "id-1", IssuedAt: metav1.NewTime(t0)}
+	issued := []tenancyv1alpha1.IssuedToken{first}
+	renewed := []tenancyv1alpha1.IssuedToken{first, {CredentialID: "id-2", IssuedAt: metav1.NewTime(t0.Add(time.Minute))}}
 	mirror := func(secret string, e *metav1.Time, ids []tenancyv1alpha1.IssuedToken) *tenancyv1alpha1.NamespaceClaim {
 		m := &tenancyv1alpha1.NamespaceClaim{}
 		m.Status.CredentialsSecretName, m.Status.TokenExpiresAt, m.Status.IssuedTokens = secret, e, ids
