@@ -65,10 +65,10 @@ const (
 	readyRecheck = 30 * time.Second
 	// watchedReadyRecheck is how often, at most, a Ready claim whose member's mirrors are watched is
 	// looked at again without an event (its reachability, and the safety net for a missed event): every
-	// CredentialsResync when that is shorter. Its mirror is
-	// read from the member's cache then, and its credentials are not copied again unless they changed
-	// or CredentialsResync passed (credentialsCurrent): a Ready claim costs its members and the hub no
-	// request between its events.
+	// CredentialsResync when that is shorter. Its mirror is read from the member's cache then, and its
+	// credentials are not copied again unless they changed or CredentialsResync passed
+	// (credentialsCurrent): a Ready claim costs its members and the hub no request of its own between
+	// its events.
 	watchedReadyRecheck = 2 * time.Minute
 	// defaultCredentialsResync is CredentialsResync when it is not set.
 	defaultCredentialsResync = 10 * time.Minute
