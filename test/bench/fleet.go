@@ -199,10 +199,22 @@ func (f *fleetBench) quietRequests(ctx context.Context) error {
 	}
 	var parts []string
 	var total float64
-	for _, name := range append([]string{fleetHub}, fleetMembers...) {
+	known := append([]string{fleetHub}, fleetMembers...)
+	for _, name := range known {
 		d := after[name] - before[name]
 		total += d
 		parts = append(parts, fmt.Sprintf("%s %.0f", name, d))
+	}
+	// Any other server the hub spoke to (none is expected) is counted too, not dropped.
+	var other float64
+	for name, v := range after {
+		if !slices.Contains(known, name) {
+			other += v - before[name]
+		}
+	}
+	if other > 0 {
+		total += other
+		parts = append(parts, fmt.Sprintf("other %.0f", other))
 	}
 	perMin := total / f.o.fleetOpts.quiet.Minutes()
 	f.logf("RESULT hub requests over %s with %d claims Ready and nothing changing: %s (%.1f a minute, %.3f per Ready claim a minute; load %s)",
