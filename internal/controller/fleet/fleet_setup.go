@@ -18,19 +18,18 @@ package fleet
 
 import (
 	"context"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 )
 
 // The hub's rights on the hub: its claims (and their finalizer and status), the classes, the
@@ -49,7 +48,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	})
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("fleet").
-		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(notOwnWrites())).
+		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(kube.NotOwnWrites(Finalizer))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.memberToClaims), builder.WithPredicates(isMember)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers})
 	if r.Mirrors != nil {
@@ -73,18 +72,4 @@ func (r *Reconciler) memberToClaims(ctx context.Context, o client.Object) []reco
 		}
 	}
 	return out
-}
-
-// notOwnWrites passes the claim events the hub acts on: a new claim, a spec change (generation), a
-// label or annotation change, the deletion's start, and the loss of the hub's finalizer (so one
-// removed by anyone else is put back). A status write (the hub's own copies of its mirror, its
-// assignment) and the hub's adding of its finalizer queue nothing: each queued the claim once more,
-// and a mirror's change arrives through MirrorWatch.
-func notOwnWrites() predicate.Predicate {
-	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
-		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			started := e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
-			lost := slices.Contains(e.ObjectOld.GetFinalizers(), Finalizer) && !slices.Contains(e.ObjectNew.GetFinalizers(), Finalizer)
-			return started || lost
-		}})
 }

@@ -180,7 +180,7 @@ func (r *NamespaceClaimReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesRawSource(source.Channel(f.FenceIntactEvents(), handler.EnqueueRequestsFromMapFunc(r.fenceHeldClaims)))
 	}
 	return b.
-		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionPredicate(), finalizersChangedPredicate()))).
+		For(&tenancyv1alpha1.NamespaceClaim{}, builder.WithPredicates(kube.NotOwnWrites(tenancyv1alpha1.ClaimFinalizer))).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToClaims)).
 		Watches(&corev1.Namespace{}, r.namespaceDeletions()).
 		Watches(&corev1.Namespace{}, r.limitReleases()).

@@ -18,16 +18,13 @@ package namespaceclaim
 
 import (
 	"context"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
@@ -113,27 +110,6 @@ func (r *NamespaceClaimReconciler) classToClaims(ctx context.Context, obj client
 		}
 	}
 	return reqs
-}
-
-// deletionPredicate passes the update that marks a claim for deletion.
-func deletionPredicate() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
-		},
-	}
-}
-
-// finalizersChangedPredicate passes an update that removed the claim's finalizer, so a finalizer
-// removed by anyone but the operator from a live claim is put back at once. (The operator's own
-// addition of it needs no reconcile.)
-func finalizersChangedPredicate() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return slices.Contains(e.ObjectOld.GetFinalizers(), tenancyv1alpha1.ClaimFinalizer) &&
-				!slices.Contains(e.ObjectNew.GetFinalizers(), tenancyv1alpha1.ClaimFinalizer)
-		},
-	}
 }
 
 // requestFor is the reconcile request for a claim key.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package fleet
+package kube_test
 
 import (
 	"testing"
@@ -23,12 +23,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	tenancyv1alpha1 "github.com/nsclaim/nsclaim-operator/api/v1alpha1"
+	"github.com/nsclaim/nsclaim-operator/internal/kube"
 )
 
+// TestNotOwnWrites covers the watch of claims of both the claim reconciler and the fleet hub.
 func TestNotOwnWrites(t *testing.T) {
 	base := func() *tenancyv1alpha1.NamespaceClaim {
 		c := &tenancyv1alpha1.NamespaceClaim{ObjectMeta: metav1.ObjectMeta{Name: "pr-1", Namespace: "ci", Generation: 1,
-			Finalizers: []string{Finalizer}, Labels: map[string]string{"a": "1"}}}
+			Finalizers: []string{tenancyv1alpha1.ClaimFinalizer}, Labels: map[string]string{"a": "1"}}}
 		c.Status.Cluster = "m1"
 		return c
 	}
@@ -38,7 +40,7 @@ func TestNotOwnWrites(t *testing.T) {
 		change func(c *tenancyv1alpha1.NamespaceClaim)
 		want   bool
 	}{
-		{"a status write (the hub's copy of its mirror)", func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Namespace = "ns-1" }, false},
+		{"a status write (the hub's copy of its mirror, the claim reconciler's status patch)", func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Namespace = "ns-1" }, false},
 		{"the assignment", func(c *tenancyv1alpha1.NamespaceClaim) { c.Status.Cluster = "m2" }, false},
 		{"a spec change", func(c *tenancyv1alpha1.NamespaceClaim) { c.Generation = 2 }, true},
 		{"a label change", func(c *tenancyv1alpha1.NamespaceClaim) { c.Labels = map[string]string{"a": "2"} }, true},
@@ -46,7 +48,7 @@ func TestNotOwnWrites(t *testing.T) {
 		{"the deletion starts", func(c *tenancyv1alpha1.NamespaceClaim) { c.DeletionTimestamp = &now }, true},
 		{"the finalizer removed by someone else", func(c *tenancyv1alpha1.NamespaceClaim) { c.Finalizers = nil }, true},
 	}
-	p := notOwnWrites()
+	p := kube.NotOwnWrites(tenancyv1alpha1.ClaimFinalizer)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			old, cur := base(), base()
@@ -59,10 +61,10 @@ func TestNotOwnWrites(t *testing.T) {
 	if !p.Create(event.CreateEvent{Object: base()}) {
 		t.Error("a new claim queues nothing")
 	}
-	// The hub's own adding of its finalizer needs no reconcile.
+	// The reconciler's own adding of its finalizer needs no reconcile.
 	old, cur := base(), base()
 	old.Finalizers = nil
 	if p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: cur}) {
-		t.Error("the hub's adding of its finalizer queues the claim again")
+		t.Error("the reconciler's own adding of its finalizer queues the claim again")
 	}
 }
